@@ -1,0 +1,226 @@
+"""Agent: configuration (validated at construction) plus the entry points of a run.
+
+Prompt assembly, request building and the loop live in their own modules; this class
+gathers the settings and hands them over, so each piece stays a small pure function.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, AsyncIterator, Callable, Iterator, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rag_core.agent.driver import adrive, drive
+from rag_core.agent.events import RunCompleted, RunEvent
+from rag_core.agent.loop import PreparedRun
+from rag_core.agent.output import RunOutput
+from rag_core.agent.references import ReferencesFormat, user_message_with_references
+from rag_core.agent.system_message import build_system_message
+from rag_core.messages import Message
+from rag_core.models.base import Model
+from rag_core.tools.context import RunContext
+from rag_core.tools.function import Function
+from rag_core.tools.knowledge import SEARCH_KNOWLEDGE_FUNCTION
+from rag_core.tools.toolkit import expand_tools, toolkit_instructions
+
+
+class Agent(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    model: Model | None = None
+    name: str | None = None
+    description: str | None = None
+    role: str | None = None
+    instructions: str | list[str] | None = None
+    use_instruction_tags: bool = False
+    expected_output: str | None = None
+    additional_context: str | None = None
+    markdown: bool = False
+    add_name_to_context: bool = False
+    add_datetime_to_context: bool = False
+    resolve_in_context: bool = True
+    system_message: str | None = None
+
+    knowledge: Any = None
+    search_knowledge: bool = True
+    add_knowledge_to_context: bool = False
+    references_format: ReferencesFormat = "json"
+    knowledge_filters: dict[str, Any] | None = None
+
+    tools: list[Any] = Field(default_factory=list)
+    tool_call_limit: int | None = Field(default=None, ge=0)
+    max_rounds: int = Field(default=20, ge=1)
+
+    session_id: str | None = None
+    user_id: str | None = None
+    session_state: dict[str, Any] | None = None
+    clock: Callable[[], datetime] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Agent:
+        if self.add_knowledge_to_context and self.knowledge is None:
+            raise ValueError("add_knowledge_to_context=True needs knowledge=Knowledge(...)")
+        if self.knowledge is not None and not callable(getattr(self.knowledge, "search", None)):
+            raise ValueError("knowledge: expected an object with a search(query, max_results) method")
+        self.get_tools()  # tool problems (bad entries, duplicate names) surface here, not mid-run
+        return self
+
+    # ------------------------------------------------------------------ pure views
+    def _instructions(self) -> list[str]:
+        if self.instructions is None:
+            return []
+        return [self.instructions] if isinstance(self.instructions, str) else list(self.instructions)
+
+    @property
+    def _searches_knowledge(self) -> bool:
+        return self.knowledge is not None and self.search_knowledge
+
+    def get_system_message(self) -> str | None:
+        """The system message the next run will send (None when nothing applies)."""
+        if self.system_message is not None:
+            return self.system_message
+        now = (self.clock or datetime.now)() if self.add_datetime_to_context else None
+        return build_system_message(
+            description=self.description,
+            role=self.role,
+            instructions=self._instructions(),
+            use_instruction_tags=self.use_instruction_tags,
+            markdown=self.markdown,
+            now=now,
+            name=self.name if self.add_name_to_context else None,
+            tool_instructions=toolkit_instructions(self.tools),
+            session_state=self.session_state,
+            resolve_in_context=self.resolve_in_context,
+            expected_output=self.expected_output,
+            additional_context=self.additional_context,
+            knowledge_context=self.knowledge.build_context() if self._searches_knowledge else None,
+        )
+
+    def get_tools(self) -> list[Function]:
+        """The tools in send order: the user's tools and toolkits as given, then knowledge search."""
+        functions = expand_tools(self.tools)
+        if self._searches_knowledge:
+            if any(f.name == SEARCH_KNOWLEDGE_FUNCTION.name for f in functions):
+                raise ValueError(
+                    "tools: a tool named 'search_knowledge_base' clashes with the knowledge "
+                    "search tool; rename it or set search_knowledge=False"
+                )
+            functions.append(SEARCH_KNOWLEDGE_FUNCTION)
+        return functions
+
+    def search_knowledge_references(self, query: str, references: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Search the knowledge base, record the search in ``references``, return the documents."""
+        import time
+
+        started = time.perf_counter()
+        kwargs: dict[str, Any] = {"max_results": None}
+        if self.knowledge_filters:
+            kwargs["filters"] = self.knowledge_filters
+        docs = [d.to_dict() for d in self.knowledge.search(query, **kwargs)]
+        elapsed = time.perf_counter() - started
+        references.append({"query": query, "references": docs, "time": round(elapsed, 4)})
+        return docs
+
+    def _initial_messages(self, input: str, references: list[dict[str, Any]]) -> list[Message]:
+        messages: list[Message] = []
+        system = self.get_system_message()
+        if system is not None:
+            messages.append(Message(role="system", content=system))
+        text = input
+        if self.add_knowledge_to_context:
+            docs = self.search_knowledge_references(input, references)
+            text = user_message_with_references(input, docs, self.references_format)
+        messages.append(Message(role="user", content=text))
+        return messages
+
+    def _require_model(self) -> Model:
+        if self.model is None:
+            raise ValueError("Agent has no model: pass model=OpenAIResponses(id=...) or another adapter")
+        return self.model
+
+    def build_request(self, input: str, stream: bool = False) -> dict[str, Any]:
+        """The exact JSON body of the first provider call for ``input``."""
+        model = self._require_model()
+        messages = self._initial_messages(input, [])
+        return model.build_request(messages, self.get_tools(), stream=stream)
+
+    # ------------------------------------------------------------------ runs
+    def _prepare(self, input: str, stream: bool, run_id: str | None) -> PreparedRun:
+        if not isinstance(input, str):
+            raise TypeError(f"input must be a string, got {type(input).__name__}")
+        model = self._require_model()
+        if self.session_state is None:
+            self.session_state = {}
+        if self.session_id is None:
+            self.session_id = str(uuid.uuid4())
+        run_id = run_id or str(uuid.uuid4())
+        output = RunOutput(run_id=run_id, session_id=self.session_id, model=model.id)
+        context = RunContext(
+            run_id=run_id,
+            session_id=self.session_id,
+            session_state=self.session_state,
+            agent=self,
+            references=output.references,
+        )
+        return PreparedRun(
+            model=model,
+            messages=self._initial_messages(input, output.references),
+            functions=self.get_tools(),
+            context=context,
+            output=output,
+            stream=stream,
+            tool_call_limit=self.tool_call_limit,
+            max_rounds=self.max_rounds,
+        )
+
+    def _finish(self, output: RunOutput) -> None:
+        steps = (self.session_state or {}).get("reasoning_steps", {})
+        output.reasoning_steps = list(steps.get(output.run_id, []))
+
+    def run(self, input: str, stream: bool = False, *, run_id: str | None = None) -> Any:
+        """Run the agent. Returns a RunOutput, or with ``stream=True`` an iterator of events
+        whose last one, RunCompleted, carries the RunOutput."""
+        prepared = self._prepare(input, stream, run_id)
+        if stream:
+            return self._stream(prepared)
+        for _ in drive(prepared):
+            pass
+        self._finish(prepared.output)
+        return prepared.output
+
+    def _stream(self, prepared: PreparedRun) -> Iterator[RunEvent]:
+        for event in drive(prepared):
+            if isinstance(event, RunCompleted):
+                self._finish(event.output)
+            yield event
+
+    async def arun(self, input: str, stream: bool = False, *, run_id: str | None = None) -> Any:
+        """Async twin of ``run``: awaits to a RunOutput, or with ``stream=True`` to an async iterator."""
+        prepared = self._prepare(input, stream, run_id)
+        if stream:
+            return self._astream(prepared)
+        async for _ in adrive(prepared):
+            pass
+        self._finish(prepared.output)
+        return prepared.output
+
+    async def _astream(self, prepared: PreparedRun) -> AsyncIterator[RunEvent]:
+        async for event in adrive(prepared):
+            if isinstance(event, RunCompleted):
+                self._finish(event.output)
+            yield event
+
+    def print_response(
+        self,
+        input: str,
+        stream: bool = False,
+        show_full_reasoning: bool = False,
+        *,
+        file: Any = None,
+    ) -> RunOutput:
+        """Run and print the exchange for a person to read; returns the RunOutput."""
+        from rag_core.agent.printing import print_run
+
+        return print_run(self, input, stream=stream, show_full_reasoning=show_full_reasoning, file=file)

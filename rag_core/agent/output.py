@@ -1,0 +1,68 @@
+"""RunOutput: everything one run produced, for callers, reports and goldens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_core.messages import Message, Usage
+from rag_core.tools.executor import ToolExecution
+
+
+@dataclass
+class RunMetrics:
+    usage: Usage = field(default_factory=Usage)
+    rounds: int = 0
+    duration: float = 0.0
+    time_to_first_token: float | None = None
+
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.usage.total_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.usage.to_dict(),
+            "rounds": self.rounds,
+            "duration": self.duration,
+            "time_to_first_token": self.time_to_first_token,
+        }
+
+
+@dataclass
+class RunOutput:
+    run_id: str
+    session_id: str | None
+    model: str | None = None
+    content: str | None = None
+    reasoning_content: str | None = None
+    status: str = "running"  # running | completed | error
+    messages: list[Message] = field(default_factory=list)
+    references: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[ToolExecution] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    metrics: RunMetrics = field(default_factory=RunMetrics)
+    reasoning_steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "model": self.model,
+            "status": self.status,
+            "content": self.content,
+            "messages": [m.to_dict() for m in self.messages],
+            "references": self.references,
+            "tool_calls": [t.to_dict() for t in self.tool_calls],
+            "requests": self.requests,
+            "metrics": self.metrics.to_dict(),
+            "reasoning_steps": self.reasoning_steps,
+        }

@@ -1,0 +1,3 @@
+from rag_core.knowledge.knowledge import Knowledge
+
+__all__ = ["Knowledge"]

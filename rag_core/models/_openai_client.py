@@ -1,0 +1,96 @@
+"""Shared plumbing of the OpenAI adapters: SDK clients and error translation."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_core.errors import ModelProviderError
+
+
+@dataclass(kw_only=True)
+class OpenAIConnection:
+    """Connection settings common to every OpenAI adapter; clients are built on first use."""
+
+    api_key: str | None = None
+    base_url: str | None = None
+    organization: str | None = None
+    http_client: Any = None
+    timeout: float | None = None
+    max_retries: int = 2
+    default_headers: dict[str, str] | None = None
+    _client: Any = field(default=None, init=False, repr=False, compare=False)
+    _async_client: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def _kwargs(self) -> dict[str, Any]:
+        api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            raise ModelProviderError(
+                "no API key: pass api_key=... to the model or set OPENAI_API_KEY",
+                provider="openai",
+            )
+        kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": self.max_retries}
+        if self.base_url is not None:
+            kwargs["base_url"] = self.base_url
+        if self.organization is not None:
+            kwargs["organization"] = self.organization
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        if self.default_headers:
+            kwargs["default_headers"] = self.default_headers
+        return kwargs
+
+    def client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            kwargs = self._kwargs()
+            if self.http_client is not None and not _is_async_client(self.http_client):
+                kwargs["http_client"] = self.http_client
+            self._client = openai.OpenAI(**kwargs)
+        return self._client
+
+    def async_client(self) -> Any:
+        if self._async_client is None:
+            import openai
+
+            kwargs = self._kwargs()
+            if self.http_client is not None and _is_async_client(self.http_client):
+                kwargs["http_client"] = self.http_client
+            self._async_client = openai.AsyncOpenAI(**kwargs)
+        return self._async_client
+
+
+def _is_async_client(client: Any) -> bool:
+    return type(client).__name__ == "AsyncClient"
+
+
+def translate_error(exc: Exception) -> Exception:
+    """Map an openai SDK exception to ModelProviderError; leave anything else alone."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        message = exc.message
+        body = exc.body
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            if isinstance(inner, dict) and inner.get("message"):
+                message = str(inner["message"])
+        return ModelProviderError(
+            message,
+            provider="openai",
+            status_code=exc.status_code,
+            request_id=exc.request_id,
+            body=body,
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelProviderError(f"{exc.message} ({exc.request.url})", provider="openai")
+    return exc
+
+
+def dump(obj: Any) -> Any:
+    """A plain-dict view of an SDK object (lenient: keeps unknown fields)."""
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json", exclude_none=False)
+    return obj

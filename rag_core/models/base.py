@@ -1,0 +1,73 @@
+"""Model: the seam between the agent loop and a provider.
+
+An adapter does three separate things, kept apart so that goldens can pin the first
+without a network:
+
+* ``build_request`` – a pure function of (messages, tools, stream) to the exact JSON body;
+* ``invoke`` / ``ainvoke`` – send that body through the provider's official SDK;
+* ``invoke_stream`` / ``ainvoke_stream`` – the same, streaming: yields TextDelta pieces
+  as they arrive and finally a StreamDone carrying the parsed ModelResponse.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
+
+from rag_core.messages import Message, ModelResponse
+
+if TYPE_CHECKING:
+    from rag_core.tools.function import Function
+
+
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ReasoningDelta:
+    text: str
+
+
+@dataclass
+class StreamDone:
+    response: ModelResponse
+
+
+StreamPart = TextDelta | ReasoningDelta | StreamDone
+
+
+class Model(ABC):
+    provider: ClassVar[str]
+    id: str
+
+    @abstractmethod
+    def build_request(
+        self, messages: list[Message], tools: list[Function], *, stream: bool = False
+    ) -> dict[str, Any]:
+        """The exact JSON body of the provider call. Pure: no clock, no network, no randomness."""
+
+    @abstractmethod
+    def invoke(self, request: dict[str, Any]) -> ModelResponse: ...
+
+    @abstractmethod
+    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse: ...
+
+    @abstractmethod
+    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]: ...
+
+    @abstractmethod
+    def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]: ...
+
+
+def get_field(obj: Any, name: str, default: Any = None) -> Any:
+    """Read a field from an SDK object or from the equivalent plain dict.
+
+    Parsers accept both so that they run on SDK objects in production and on raw JSON
+    (recordings, emulator replies) in tests.
+    """
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)

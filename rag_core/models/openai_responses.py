@@ -1,0 +1,229 @@
+"""OpenAI Responses API adapter (``POST /v1/responses``).
+
+Stateless by default: every round replays the whole conversation, with tool calls as
+``function_call`` items and their results as ``function_call_output`` items. With
+``use_previous_response_id=True`` the server keeps the conversation instead and each
+round sends only what is new since the last response.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
+
+from rag_core.messages import Message, ModelResponse, ToolCall, Usage
+from rag_core.models._openai_client import OpenAIConnection, translate_error
+from rag_core.models.base import Model, get_field, ReasoningDelta, StreamDone, StreamPart, TextDelta
+from rag_core.errors import ModelProviderError
+
+if TYPE_CHECKING:
+    from rag_core.tools.function import Function
+
+
+def responses_tool(fn: Function) -> dict[str, Any]:
+    tool: dict[str, Any] = {"type": "function", "name": fn.name}
+    if fn.description is not None:
+        tool["description"] = fn.description
+    tool["parameters"] = fn.parameters
+    tool["strict"] = fn.strict
+    return tool
+
+
+def responses_input(messages: list[Message], system_role: str = "developer") -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            items.append({"role": system_role, "content": m.content or ""})
+        elif m.role == "user":
+            items.append({"role": "user", "content": m.content or ""})
+        elif m.role == "assistant":
+            if m.content:
+                items.append({"role": "assistant", "content": m.content})
+            for call in m.tool_calls:
+                items.append(
+                    {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
+                )
+        elif m.role == "tool":
+            items.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content or ""})
+    return items
+
+
+@dataclass(kw_only=True)
+class OpenAIResponses(Model, OpenAIConnection):
+    provider: ClassVar[str] = "openai"
+
+    id: str = "gpt-5.2"
+    temperature: float | None = None
+    top_p: float | None = None
+    max_output_tokens: int | None = None
+    reasoning_effort: str | None = None
+    parallel_tool_calls: bool | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    store: bool | None = None
+    use_previous_response_id: bool = False
+    system_role: str = "developer"
+    request_params: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ request (pure)
+    def build_request(
+        self, messages: list[Message], tools: list[Function], *, stream: bool = False
+    ) -> dict[str, Any]:
+        previous_id: str | None = None
+        if self.use_previous_response_id:
+            previous_id, messages = _split_at_last_response(messages)
+        body: dict[str, Any] = {"model": self.id, "input": responses_input(messages, self.system_role)}
+        if tools:
+            body["tools"] = [responses_tool(f) for f in tools]
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
+            if self.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = self.parallel_tool_calls
+        if previous_id is not None:
+            body["previous_response_id"] = previous_id
+        for key in ("temperature", "top_p", "max_output_tokens", "store"):
+            value = getattr(self, key)
+            if value is not None:
+                body[key] = value
+        if self.reasoning_effort is not None:
+            body["reasoning"] = {"effort": self.reasoning_effort}
+        if stream:
+            body["stream"] = True
+        body.update(self.request_params)
+        return body
+
+    # ------------------------------------------------------------------ transport
+    def invoke(self, request: dict[str, Any]) -> ModelResponse:
+        try:
+            response = self.client().responses.create(**request)
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        return parse_response(response)
+
+    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
+        try:
+            response = await self.async_client().responses.create(**request)
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        return parse_response(response)
+
+    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
+        accumulator = ResponsesStreamAccumulator()
+        try:
+            for event in self.client().responses.create(**request):
+                yield from accumulator.feed(event)
+        except ModelProviderError:
+            raise
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        yield StreamDone(accumulator.result())
+
+    async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
+        accumulator = ResponsesStreamAccumulator()
+        try:
+            stream = await self.async_client().responses.create(**request)
+            async for event in stream:
+                for part in accumulator.feed(event):
+                    yield part
+        except ModelProviderError:
+            raise
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        yield StreamDone(accumulator.result())
+
+
+def _split_at_last_response(messages: list[Message]) -> tuple[str | None, list[Message]]:
+    """For server-side chaining: the last response id, and the messages after it.
+
+    The system message is always kept: the developer instructions are not inherited
+    through ``previous_response_id``.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        response_id = messages[index].provider_data.get("response_id")
+        if messages[index].role == "assistant" and response_id:
+            system = [m for m in messages[:index] if m.role == "system"]
+            return response_id, system + messages[index + 1 :]
+    return None, messages
+
+
+# ---------------------------------------------------------------------- parsing
+
+def parse_usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    input_details = get_field(usage, "input_tokens_details") or {}
+    output_details = get_field(usage, "output_tokens_details") or {}
+    return Usage(
+        input_tokens=get_field(usage, "input_tokens", 0) or 0,
+        output_tokens=get_field(usage, "output_tokens", 0) or 0,
+        total_tokens=get_field(usage, "total_tokens", 0) or 0,
+        cached_tokens=get_field(input_details, "cached_tokens", 0) or 0,
+        reasoning_tokens=get_field(output_details, "reasoning_tokens", 0) or 0,
+    )
+
+
+def parse_response(response: Any) -> ModelResponse:
+    """Parse a Responses API ``Response`` (SDK object or plain dict) into a ModelResponse."""
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    for item in get_field(response, "output") or []:
+        kind = get_field(item, "type")
+        if kind == "message":
+            for part in get_field(item, "content") or []:
+                part_type = get_field(part, "type")
+                if part_type == "output_text":
+                    texts.append(get_field(part, "text") or "")
+                elif part_type == "refusal":
+                    texts.append(get_field(part, "refusal") or "")
+        elif kind == "function_call":
+            calls.append(
+                ToolCall(
+                    id=get_field(item, "call_id"),
+                    name=get_field(item, "name"),
+                    arguments=get_field(item, "arguments") or "",
+                    provider_data={"item_id": get_field(item, "id")},
+                )
+            )
+        elif kind == "reasoning":
+            for summary in get_field(item, "summary") or []:
+                reasoning.append(get_field(summary, "text") or "")
+    response_id = get_field(response, "id")
+    return ModelResponse(
+        content="".join(texts) if texts else None,
+        tool_calls=calls,
+        usage=parse_usage(get_field(response, "usage")),
+        response_id=response_id,
+        model=get_field(response, "model"),
+        reasoning="\n\n".join(reasoning) if reasoning else None,
+        provider_data={"response_id": response_id} if response_id else {},
+    )
+
+
+class ResponsesStreamAccumulator:
+    """Turns the SSE event sequence into deltas, and the final event into a ModelResponse."""
+
+    def __init__(self) -> None:
+        self._final: ModelResponse | None = None
+
+    def feed(self, event: Any) -> Iterator[StreamPart]:
+        kind = get_field(event, "type")
+        if kind == "response.output_text.delta":
+            yield TextDelta(get_field(event, "delta") or "")
+        elif kind == "response.reasoning_summary_text.delta":
+            yield ReasoningDelta(get_field(event, "delta") or "")
+        elif kind in ("response.completed", "response.incomplete"):
+            self._final = parse_response(get_field(event, "response"))
+        elif kind == "response.failed":
+            error = get_field(get_field(event, "response"), "error")
+            raise ModelProviderError(
+                str(get_field(error, "message") or "response failed"), provider="openai"
+            )
+        elif kind == "error":
+            raise ModelProviderError(str(get_field(event, "message") or "stream error"), provider="openai")
+
+    def result(self) -> ModelResponse:
+        if self._final is None:
+            raise ModelProviderError(
+                "the stream ended without a response.completed event", provider="openai"
+            )
+        return self._final

@@ -1,0 +1,106 @@
+"""Function: one tool the model can call, with its definition and its Python entrypoint."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rag_core.tools.context import RunContext
+from rag_core.tools.schema import function_parameters_schema, parse_docstring
+
+
+def _context_param(fn: Callable[..., Any]) -> str | None:
+    """The name of the parameter that wants the RunContext injected, if any."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # unresolvable forward references: fall back to the raw annotations
+        hints = getattr(fn, "__annotations__", {})
+    for name, annotation in hints.items():
+        if annotation is RunContext or annotation == "RunContext":
+            return name
+    return None
+
+
+def strict_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite a parameters schema for strict mode: every property required, optionals nullable."""
+    required = set(parameters.get("required", []))
+    properties: dict[str, Any] = {}
+    for name, prop in parameters.get("properties", {}).items():
+        if name not in required:
+            kind = prop.get("type")
+            if isinstance(kind, str) and kind != "null":
+                prop = {**prop, "type": [kind, "null"]}
+            elif isinstance(kind, list) and "null" not in kind:
+                prop = {**prop, "type": [*kind, "null"]}
+            elif "anyOf" in prop and {"type": "null"} not in prop["anyOf"]:
+                prop = {**prop, "anyOf": [*prop["anyOf"], {"type": "null"}]}
+        properties[name] = prop
+    return {**parameters, "properties": properties, "required": list(properties)}
+
+
+@dataclass
+class Function:
+    name: str
+    description: str | None
+    parameters: dict[str, Any]
+    entrypoint: Callable[..., Any] | None = None
+    strict: bool = False
+    context_param: str | None = None
+    _validated: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_callable(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        strict: bool = False,
+    ) -> Function:
+        context_param = _context_param(fn)
+        skip = frozenset({context_param}) if context_param else frozenset()
+        parameters = function_parameters_schema(fn, skip=skip)
+        if strict:
+            parameters = strict_parameters(parameters)
+        summary, _ = parse_docstring(fn.__doc__)
+        return cls(
+            name=name or fn.__name__,
+            description=description if description is not None else (summary or None),
+            parameters=parameters,
+            entrypoint=fn,
+            strict=strict,
+            context_param=context_param,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The provider-neutral definition; adapters reshape it into their wire format."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "strict": self.strict,
+        }
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.entrypoint)
+
+    def bind(self, arguments: dict[str, Any], context: RunContext | None) -> Callable[[], Any]:
+        """Validate ``arguments`` against the signature; return a zero-argument call.
+
+        Raises pydantic.ValidationError on bad arguments, so the caller can report it to
+        the model instead of running the tool with garbage.
+        """
+        if self.entrypoint is None:
+            raise RuntimeError(f"tool {self.name!r} has no entrypoint")
+        if self._validated is None:
+            from pydantic import validate_call
+
+            self._validated = validate_call(config={"arbitrary_types_allowed": True})(self.entrypoint)
+        kwargs = dict(arguments)
+        if self.context_param:
+            kwargs[self.context_param] = context
+        validated = self._validated
+        return lambda: validated(**kwargs)

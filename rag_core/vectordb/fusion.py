@@ -1,0 +1,19 @@
+"""Reciprocal rank fusion and the deterministic ordering every store shares."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+
+def rank_order(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Sort by score descending, then by id ascending, so ties never depend on input order."""
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
+    """Fuse ranked id lists: score(d) = sum over lists of 1 / (k + rank), rank starting at 1."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking, start=1):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return rank_order(scores.items())
