@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,8 @@ class OpenAIConnection:
             kwargs = self._kwargs()
             if self.http_client is not None and not _is_async_client(self.http_client):
                 kwargs["http_client"] = self.http_client
+            else:
+                kwargs["http_client"] = _shared_http_client()
             self._client = openai.OpenAI(**kwargs)
         return self._client
 
@@ -58,8 +61,33 @@ class OpenAIConnection:
             kwargs = self._kwargs()
             if self.http_client is not None and _is_async_client(self.http_client):
                 kwargs["http_client"] = self.http_client
+            else:
+                # an async connection pool belongs to one event loop, so it is not shared;
+                # the TLS context (the costly part) is
+                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=_shared_tls_context())
             self._async_client = openai.AsyncOpenAI(**kwargs)
         return self._async_client
+
+
+@functools.cache
+def _shared_tls_context() -> Any:
+    import ssl
+
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+@functools.cache
+def _shared_http_client() -> Any:
+    """One process-wide HTTP client for every model built without ``http_client``.
+
+    Building a client loads the CA bundle (about 20 ms); models are cheap to create
+    (tests build one per case), so they share the client and its connection pool.
+    """
+    import openai
+
+    return openai.DefaultHttpxClient(verify=_shared_tls_context())
 
 
 def _is_async_client(client: Any) -> bool:

@@ -90,7 +90,11 @@ def prepare(
         execution.error = f"arguments for tool {call.name!r} must be a JSON object, got: {call.arguments!r}"
         return execution, None
     execution.arguments = arguments
-    return execution, function.bind(arguments, context)
+    try:
+        return execution, function.bind(arguments, context)
+    except Exception as exc:  # pydantic.ValidationError: the arguments do not fit the signature
+        execution.error = _error_text(call.name, exc)
+        return execution, None
 
 
 def execute(call: ToolCall, functions: Mapping[str, Function], context: RunContext) -> ToolExecution:

@@ -11,13 +11,16 @@ from rag_core.tools.context import RunContext
 from rag_core.tools.schema import function_parameters_schema, parse_docstring
 
 
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # unresolvable forward references: fall back to the raw annotations
+        return dict(getattr(fn, "__annotations__", {}))
+
+
 def _context_param(fn: Callable[..., Any]) -> str | None:
     """The name of the parameter that wants the RunContext injected, if any."""
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # unresolvable forward references: fall back to the raw annotations
-        hints = getattr(fn, "__annotations__", {})
-    for name, annotation in hints.items():
+    for name, annotation in _hints(fn).items():
         if annotation is RunContext or annotation == "RunContext":
             return name
     return None
@@ -87,20 +90,37 @@ class Function:
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.entrypoint)
 
+    def _arguments_model(self) -> Any:
+        """A pydantic model of the model-visible parameters, built on first use."""
+        if self._validated is None:
+            from pydantic import ConfigDict, create_model
+
+            assert self.entrypoint is not None
+            hints = _hints(self.entrypoint)
+            fields: dict[str, Any] = {}
+            for name, param in inspect.signature(self.entrypoint).parameters.items():
+                if name == self.context_param or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                    continue
+                default = ... if param.default is inspect.Parameter.empty else param.default
+                fields[name] = (hints.get(name, Any), default)
+            self._validated = create_model(
+                f"{self.name}_arguments",
+                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+                **fields,
+            )
+        return self._validated
+
     def bind(self, arguments: dict[str, Any], context: RunContext | None) -> Callable[[], Any]:
         """Validate ``arguments`` against the signature; return a zero-argument call.
 
-        Raises pydantic.ValidationError on bad arguments, so the caller can report it to
-        the model instead of running the tool with garbage.
+        Raises pydantic.ValidationError on bad arguments (wrong types, missing or unknown
+        names), so the caller can report it to the model instead of running the tool.
         """
         if self.entrypoint is None:
             raise RuntimeError(f"tool {self.name!r} has no entrypoint")
-        if self._validated is None:
-            from pydantic import validate_call
-
-            self._validated = validate_call(config={"arbitrary_types_allowed": True})(self.entrypoint)
-        kwargs = dict(arguments)
+        validated = self._arguments_model().model_validate(arguments)
+        kwargs = dict(validated)
         if self.context_param:
             kwargs[self.context_param] = context
-        validated = self._validated
-        return lambda: validated(**kwargs)
+        entrypoint = self.entrypoint
+        return lambda: entrypoint(**kwargs)

@@ -41,9 +41,7 @@ def expand_tools(tools: Iterable[Any]) -> list[Function]:
         elif isinstance(item, Function) or callable(item):
             functions.append(as_function(item))
         else:
-            raise TypeError(
-                f"tools: {item!r} is not a function, a Function or a Toolkit"
-            )
+            raise ValueError(f"tools: {item!r} is not a function, a Function or a Toolkit")
     seen: set[str] = set()
     for fn in functions:
         if fn.name in seen:

@@ -1,0 +1,1 @@
+"""The provider emulator: real wire formats driven by a scripted conversation."""

@@ -1,0 +1,100 @@
+"""ScriptedProvider: answers provider requests from a script, in the provider's wire format.
+
+The same object backs the loopback HTTP emulator and an in-process ``httpx2`` transport
+(``ScriptedProvider.transport()``), which unit tests hand to the SDK as ``http_client``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from evals.emulator import openai_chat, openai_responses
+from evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
+
+
+@dataclass
+class Reply:
+    status: int
+    content_type: str
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class ScriptExhausted(AssertionError):
+    """The agent made more provider calls than the script has turns."""
+
+
+class ScriptedProvider:
+    def __init__(self, turns: Sequence[ScriptedTurn | ScriptedError | dict[str, Any]], seed: str = "emulator") -> None:
+        self.turns = [_coerce(t) for t in turns]
+        self.ids = DeterministicIds(seed)
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+
+    def reply(self, method: str, path: str, body: bytes) -> Reply:
+        request = json.loads(body or b"{}")
+        self.requests.append(request)
+        self.paths.append(path)
+        index = len(self.requests) - 1
+        if index >= len(self.turns):
+            raise ScriptExhausted(
+                f"request #{index + 1} to {path} but the script has only {len(self.turns)} turn(s)"
+            )
+        turn = self.turns[index]
+        request_id = self.ids.next("req", 32)
+        headers = {"x-request-id": request_id}
+        if isinstance(turn, ScriptedError):
+            error = {"error": {"message": turn.message, "type": turn.type, "param": None, "code": turn.code}}
+            return Reply(turn.status, "application/json", json.dumps(error).encode(), headers)
+        stream = bool(request.get("stream"))
+        if path.endswith("/responses"):
+            if stream:
+                events = openai_responses.response_events(turn, request, self.ids)
+                return Reply(200, "text/event-stream; charset=utf-8", openai_responses.sse(events).encode(), headers)
+            payload = openai_responses.response_json(turn, request, self.ids)
+        elif path.endswith("/chat/completions"):
+            if stream:
+                chunks = openai_chat.completion_chunks(turn, request, self.ids)
+                return Reply(200, "text/event-stream; charset=utf-8", openai_chat.chat_sse(chunks).encode(), headers)
+            payload = openai_chat.completion_json(turn, request, self.ids)
+        else:
+            error = {"error": {"message": f"the emulator does not serve {method} {path}", "type": "not_found"}}
+            return Reply(404, "application/json", json.dumps(error).encode(), headers)
+        return Reply(200, "application/json", json.dumps(payload, ensure_ascii=False).encode(), headers)
+
+    def transport(self) -> Any:
+        """An in-process ``httpx2`` transport serving this script (for SDK ``http_client``)."""
+        import httpx2
+
+        def handle(request: Any) -> Any:
+            reply = self.reply(request.method, request.url.path, request.read())
+            return httpx2.Response(
+                reply.status, content=reply.body, headers={"content-type": reply.content_type, **reply.headers}
+            )
+
+        return httpx2.MockTransport(handle)
+
+    def http_client(self) -> Any:
+        import httpx2
+
+        return httpx2.Client(transport=self.transport())
+
+    def async_http_client(self) -> Any:
+        import httpx2
+
+        transport = self.transport()
+
+        class _Async(httpx2.AsyncBaseTransport):
+            async def handle_async_request(self, request: Any) -> Any:
+                await request.aread()
+                return transport.handle_request(request)
+
+        return httpx2.AsyncClient(transport=_Async())
+
+
+def _coerce(turn: ScriptedTurn | ScriptedError | dict[str, Any]) -> ScriptedTurn | ScriptedError:
+    if isinstance(turn, (ScriptedTurn, ScriptedError)):
+        return turn
+    return ScriptedError(**turn) if "status" in turn else ScriptedTurn(**turn)

@@ -1,0 +1,67 @@
+"""What the emulator should answer: a script of model turns, one per provider round."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ScriptedToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None  # sent verbatim instead of ``arguments`` (e.g. malformed JSON)
+
+    def arguments_text(self) -> str:
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+class ScriptedTurn(BaseModel):
+    """One model reply: tool calls to make, or a text answer (or both)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = None
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+
+
+class ScriptedError(BaseModel):
+    """A provider error reply, for error cases."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: int
+    message: str
+    type: str = "invalid_request_error"
+    code: str | None = None
+
+
+class DeterministicIds:
+    """Ids that look like the provider's but depend only on a seed and a counter."""
+
+    def __init__(self, seed: str) -> None:
+        self._seed = seed
+        self._count = 0
+
+    def next(self, prefix: str, length: int = 48) -> str:
+        self._count += 1
+        digest = hashlib.sha256(f"{self._seed}:{self._count}".encode()).hexdigest()
+        return f"{prefix}_{digest[:length]}"
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic stand-in for a tokenizer: about four characters per token."""
+    return max(1, math.ceil(len(text) / 4))
+
+
+def text_pieces(text: str) -> list[str]:
+    """Split text the way streamed deltas arrive: word by word, whitespace attached."""
+    return re.findall(r"\s*\S+|\s+$", text) or [text]

@@ -1,0 +1,42 @@
+"""Golden files: readable YAML snapshots of what an agent sends, compared with a field-by-field diff."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class _GoldenDumper(yaml.SafeDumper):
+    """Multi-line strings as literal blocks, so a prompt edit shows as a line diff."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value and not any(line != line.rstrip() for line in value.splitlines()) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_GoldenDumper.add_representer(str, _str)
+
+
+def dump(data: Any) -> str:
+    return yaml.dump(data, Dumper=_GoldenDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def field_diffs(expected: dict[str, Any], observed: dict[str, Any], source: Path) -> list[str]:
+    """One unified diff per top-level field that differs, each naming the file and the field."""
+    diffs = []
+    for key in sorted(set(expected) | set(observed), key=lambda k: (k not in observed, k)):
+        if expected.get(key) == observed.get(key):
+            continue
+        before = dump(expected.get(key)).splitlines(keepends=True)
+        after = dump(observed.get(key)).splitlines(keepends=True)
+        diff = "".join(difflib.unified_diff(before, after, f"{source}:{key} (golden)", f"{source}:{key} (observed)"))
+        diffs.append(diff)
+    return diffs

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.emulator.provider import ScriptedProvider
+from rag_core import Agent, Knowledge
+from rag_core.models import OpenAIChat, OpenAIResponses
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+THAI = [
+    ("Pad thai is a stir-fried rice noodle dish with tamarind, fish sauce and peanuts.", "pad_thai"),
+    ("Tom kha gai is a coconut milk soup with galangal, lemongrass and chicken.", "tom_kha_gai"),
+    ("Green curry paste is made from green chillies, garlic, shallots and lemongrass.", "green_curry"),
+]
+
+
+@pytest.fixture
+def knowledge() -> Knowledge:
+    kb = Knowledge()
+    for text, name in THAI:
+        kb.insert(text, name=name, metadata={"source": "ThaiRecipes.pdf"})
+    return kb
+
+
+@pytest.fixture(params=[OpenAIResponses, OpenAIChat], ids=["responses", "chat"])
+def model_class(request: pytest.FixtureRequest) -> type:
+    return request.param
+
+
+def scripted_agent(model_class: type, turns: list[dict[str, Any]], asynchronous: bool = False, **options: Any) -> tuple[Agent, ScriptedProvider]:
+    """An Agent whose model talks, through the real openai SDK, to an in-process scripted provider."""
+    provider = ScriptedProvider(turns)
+    client = provider.async_http_client() if asynchronous else provider.http_client()
+    model = model_class(id="gpt-5.2", api_key="sk-test", http_client=client, max_retries=0)
+    return Agent(model=model, **options), provider
