@@ -7,14 +7,12 @@ OpenAI adapters, plain and streaming, and compares with ``fixtures/goldens/<scen
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
 from evals import golden
 from evals.emulator.provider import ScriptedProvider
 from evals.scenarios import FIXTURES, SCENARIOS, Scenario
-from rag_core.agent.events import RunCompleted
 from rag_core.models import OpenAIChat, OpenAIResponses
 
 ADAPTERS = {"responses": OpenAIResponses, "chat": OpenAIChat}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, AsyncIterator, Callable, Iterator, Literal
+from typing import Any, AsyncIterator, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 

@@ -13,7 +13,7 @@ from rag_core.agent.events import ReasoningContent, RunContent, RunEvent
 from rag_core.agent.loop import CallModel, Emit, PreparedRun, RunTools, agent_loop
 from rag_core.errors import RagCoreError
 from rag_core.messages import ModelResponse
-from rag_core.models.base import ReasoningDelta, StreamDone, TextDelta
+from rag_core.models.base import ReasoningDelta, StreamPart, TextDelta
 from rag_core.tools.executor import aexecute, execute
 
 
@@ -24,9 +24,20 @@ def _fail(run: PreparedRun, exc: BaseException) -> None:
         exc.output = run.output
 
 
+def _stream_part(run: PreparedRun, part: StreamPart, started: float) -> RunEvent | ModelResponse | None:
+    """Translate one streamed piece into a run event, or the final response."""
+    if isinstance(part, TextDelta):
+        metrics = run.output.metrics
+        if metrics.time_to_first_token is None:
+            metrics.time_to_first_token = time.perf_counter() - started
+        return RunContent(run_id=run.output.run_id, content=part.text)
+    if isinstance(part, ReasoningDelta):
+        return ReasoningContent(run_id=run.output.run_id, content=part.text)
+    return part.response
+
+
 def drive(run: PreparedRun) -> Iterator[RunEvent]:
     started = time.perf_counter()
-    metrics = run.output.metrics
     loop = agent_loop(run)
     reply: Any = None
     functions = run.functions_by_name
@@ -45,27 +56,21 @@ def drive(run: PreparedRun) -> Iterator[RunEvent]:
                 if not run.stream:
                     reply = run.model.invoke(effect.request)
                     continue
-                response: ModelResponse | None = None
                 for part in run.model.invoke_stream(effect.request):
-                    if isinstance(part, TextDelta):
-                        if metrics.time_to_first_token is None:
-                            metrics.time_to_first_token = time.perf_counter() - started
-                        yield RunContent(run_id=run.output.run_id, content=part.text)
-                    elif isinstance(part, ReasoningDelta):
-                        yield ReasoningContent(run_id=run.output.run_id, content=part.text)
-                    elif isinstance(part, StreamDone):
-                        response = part.response
-                reply = response
+                    translated = _stream_part(run, part, started)
+                    if isinstance(translated, ModelResponse):
+                        reply = translated
+                    else:
+                        yield translated
     except BaseException as exc:
         _fail(run, exc)
         raise
     finally:
-        metrics.duration = time.perf_counter() - started
+        run.output.metrics.duration = time.perf_counter() - started
 
 
 async def adrive(run: PreparedRun) -> AsyncIterator[RunEvent]:
     started = time.perf_counter()
-    metrics = run.output.metrics
     loop = agent_loop(run)
     reply: Any = None
     functions = run.functions_by_name
@@ -84,19 +89,14 @@ async def adrive(run: PreparedRun) -> AsyncIterator[RunEvent]:
                 if not run.stream:
                     reply = await run.model.ainvoke(effect.request)
                     continue
-                response: ModelResponse | None = None
                 async for part in run.model.ainvoke_stream(effect.request):
-                    if isinstance(part, TextDelta):
-                        if metrics.time_to_first_token is None:
-                            metrics.time_to_first_token = time.perf_counter() - started
-                        yield RunContent(run_id=run.output.run_id, content=part.text)
-                    elif isinstance(part, ReasoningDelta):
-                        yield ReasoningContent(run_id=run.output.run_id, content=part.text)
-                    elif isinstance(part, StreamDone):
-                        response = part.response
-                reply = response
+                    translated = _stream_part(run, part, started)
+                    if isinstance(translated, ModelResponse):
+                        reply = translated
+                    else:
+                        yield translated
     except BaseException as exc:
         _fail(run, exc)
         raise
     finally:
-        metrics.duration = time.perf_counter() - started
+        run.output.metrics.duration = time.perf_counter() - started

@@ -6,13 +6,13 @@ asks for ``stream_options.include_usage`` so the final chunk carries token usage
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
 from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
-from rag_core.models._openai_client import OpenAIConnection, translate_error
-from rag_core.models.base import Model, get_field, StreamDone, StreamPart, TextDelta
+from rag_core.models.base import StreamPart, TextDelta, get_field
+from rag_core.models.openai_base import OpenAIModel
 
 if TYPE_CHECKING:
     from rag_core.tools.function import Function
@@ -48,19 +48,8 @@ def chat_messages(messages: list[Message], system_role: str = "developer") -> li
 
 
 @dataclass(kw_only=True)
-class OpenAIChat(Model, OpenAIConnection):
-    provider: ClassVar[str] = "openai"
-
-    id: str = "gpt-5.2"
-    temperature: float | None = None
-    top_p: float | None = None
+class OpenAIChat(OpenAIModel):
     max_completion_tokens: int | None = None
-    reasoning_effort: str | None = None
-    parallel_tool_calls: bool | None = None
-    tool_choice: str | dict[str, Any] | None = None
-    store: bool | None = None
-    system_role: str = "developer"
-    request_params: dict[str, Any] = field(default_factory=dict)
 
     def build_request(
         self, messages: list[Message], tools: list[Function], *, stream: bool = False
@@ -68,54 +57,25 @@ class OpenAIChat(Model, OpenAIConnection):
         body: dict[str, Any] = {"model": self.id, "messages": chat_messages(messages, self.system_role)}
         if tools:
             body["tools"] = [chat_tool(f) for f in tools]
-            if self.tool_choice is not None:
-                body["tool_choice"] = self.tool_choice
-            if self.parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = self.parallel_tool_calls
-        for key in ("temperature", "top_p", "max_completion_tokens", "reasoning_effort", "store"):
-            value = getattr(self, key)
-            if value is not None:
-                body[key] = value
+        self._common_options(
+            body, bool(tools), ("temperature", "top_p", "max_completion_tokens", "reasoning_effort", "store")
+        )
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         body.update(self.request_params)
         return body
 
-    def invoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            completion = self.client().chat.completions.create(**request)
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        return parse_completion(completion)
+    def _endpoint(self, client: Any) -> Any:
+        return client.chat.completions
 
-    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            completion = await self.async_client().chat.completions.create(**request)
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        return parse_completion(completion)
+    @staticmethod
+    def _parse(reply: Any) -> ModelResponse:
+        return parse_completion(reply)
 
-    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
-        accumulator = ChatStreamAccumulator()
-        try:
-            for chunk in self.client().chat.completions.create(**request):
-                yield from accumulator.feed(chunk)
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        yield StreamDone(accumulator.result())
-
-    async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        accumulator = ChatStreamAccumulator()
-        try:
-            stream = await self.async_client().chat.completions.create(**request)
-            async for chunk in stream:
-                for part in accumulator.feed(chunk):
-                    yield part
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        yield StreamDone(accumulator.result())
-
+    @staticmethod
+    def _accumulator() -> ChatStreamAccumulator:
+        return ChatStreamAccumulator()
 
 
 def parse_chat_usage(usage: Any) -> Usage:

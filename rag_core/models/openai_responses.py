@@ -8,13 +8,13 @@ round sends only what is new since the last response.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
-from rag_core.messages import Message, ModelResponse, ToolCall, Usage
-from rag_core.models._openai_client import OpenAIConnection, translate_error
-from rag_core.models.base import Model, get_field, ReasoningDelta, StreamDone, StreamPart, TextDelta
 from rag_core.errors import ModelProviderError
+from rag_core.messages import Message, ModelResponse, ToolCall, Usage
+from rag_core.models.base import ReasoningDelta, StreamPart, TextDelta, get_field
+from rag_core.models.openai_base import OpenAIModel
 
 if TYPE_CHECKING:
     from rag_core.tools.function import Function
@@ -49,22 +49,10 @@ def responses_input(messages: list[Message], system_role: str = "developer") -> 
 
 
 @dataclass(kw_only=True)
-class OpenAIResponses(Model, OpenAIConnection):
-    provider: ClassVar[str] = "openai"
-
-    id: str = "gpt-5.2"
-    temperature: float | None = None
-    top_p: float | None = None
+class OpenAIResponses(OpenAIModel):
     max_output_tokens: int | None = None
-    reasoning_effort: str | None = None
-    parallel_tool_calls: bool | None = None
-    tool_choice: str | dict[str, Any] | None = None
-    store: bool | None = None
     use_previous_response_id: bool = False
-    system_role: str = "developer"
-    request_params: dict[str, Any] = field(default_factory=dict)
 
-    # ------------------------------------------------------------------ request (pure)
     def build_request(
         self, messages: list[Message], tools: list[Function], *, stream: bool = False
     ) -> dict[str, Any]:
@@ -74,16 +62,9 @@ class OpenAIResponses(Model, OpenAIConnection):
         body: dict[str, Any] = {"model": self.id, "input": responses_input(messages, self.system_role)}
         if tools:
             body["tools"] = [responses_tool(f) for f in tools]
-            if self.tool_choice is not None:
-                body["tool_choice"] = self.tool_choice
-            if self.parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = self.parallel_tool_calls
         if previous_id is not None:
             body["previous_response_id"] = previous_id
-        for key in ("temperature", "top_p", "max_output_tokens", "store"):
-            value = getattr(self, key)
-            if value is not None:
-                body[key] = value
+        self._common_options(body, bool(tools), ("temperature", "top_p", "max_output_tokens", "store"))
         if self.reasoning_effort is not None:
             body["reasoning"] = {"effort": self.reasoning_effort}
         if stream:
@@ -91,44 +72,16 @@ class OpenAIResponses(Model, OpenAIConnection):
         body.update(self.request_params)
         return body
 
-    # ------------------------------------------------------------------ transport
-    def invoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            response = self.client().responses.create(**request)
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        return parse_response(response)
+    def _endpoint(self, client: Any) -> Any:
+        return client.responses
 
-    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            response = await self.async_client().responses.create(**request)
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        return parse_response(response)
+    @staticmethod
+    def _parse(reply: Any) -> ModelResponse:
+        return parse_response(reply)
 
-    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
-        accumulator = ResponsesStreamAccumulator()
-        try:
-            for event in self.client().responses.create(**request):
-                yield from accumulator.feed(event)
-        except ModelProviderError:
-            raise
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        yield StreamDone(accumulator.result())
-
-    async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        accumulator = ResponsesStreamAccumulator()
-        try:
-            stream = await self.async_client().responses.create(**request)
-            async for event in stream:
-                for part in accumulator.feed(event):
-                    yield part
-        except ModelProviderError:
-            raise
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        yield StreamDone(accumulator.result())
+    @staticmethod
+    def _accumulator() -> ResponsesStreamAccumulator:
+        return ResponsesStreamAccumulator()
 
 
 def _split_at_last_response(messages: list[Message]) -> tuple[str | None, list[Message]]:

@@ -97,36 +97,41 @@ def prepare(
         return execution, None
 
 
+def _finish(execution: ToolExecution, started: float, value: Any = None, error: Exception | None = None) -> ToolExecution:
+    if error is not None:  # a failing tool is reported to the model, not raised
+        execution.error = _error_text(execution.name, error)
+    else:
+        execution.result = result_text(value)
+    execution.duration = time.perf_counter() - started
+    return execution
+
+
 def execute(call: ToolCall, functions: Mapping[str, Function], context: RunContext) -> ToolExecution:
     execution, thunk = prepare(call, functions, context)
     if thunk is None:
         return execution
-    start = time.perf_counter()
+    started = time.perf_counter()
     try:
         value = thunk()
         if inspect.isawaitable(value):
             value = _run_coroutine(value, call.name)
-        execution.result = result_text(value)
-    except Exception as exc:  # a failing tool is reported to the model, not raised
-        execution.error = _error_text(call.name, exc)
-    execution.duration = time.perf_counter() - start
-    return execution
+    except Exception as exc:
+        return _finish(execution, started, error=exc)
+    return _finish(execution, started, value)
 
 
 async def aexecute(call: ToolCall, functions: Mapping[str, Function], context: RunContext) -> ToolExecution:
     execution, thunk = prepare(call, functions, context)
     if thunk is None:
         return execution
-    start = time.perf_counter()
+    started = time.perf_counter()
     try:
         value = thunk()
         if inspect.isawaitable(value):
             value = await value
-        execution.result = result_text(value)
     except Exception as exc:
-        execution.error = _error_text(call.name, exc)
-    execution.duration = time.perf_counter() - start
-    return execution
+        return _finish(execution, started, error=exc)
+    return _finish(execution, started, value)
 
 
 def _run_coroutine(awaitable: Any, name: str) -> Any:

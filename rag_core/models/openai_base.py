@@ -1,0 +1,97 @@
+"""What the OpenAI adapters share: settings, and transport through the official SDK.
+
+A subclass supplies the pure parts: ``build_request``, which SDK resource to call,
+how to parse a reply and how to accumulate a stream.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, ClassVar, Iterator, Protocol
+
+from rag_core.errors import ModelProviderError
+from rag_core.messages import ModelResponse
+from rag_core.models._openai_client import OpenAIConnection, translate_error
+from rag_core.models.base import Model, StreamDone, StreamPart
+
+
+class StreamAccumulator(Protocol):
+    def feed(self, event: Any) -> Iterator[StreamPart]: ...
+    def result(self) -> ModelResponse: ...
+
+
+@dataclass(kw_only=True)
+class OpenAIModel(Model, OpenAIConnection):
+    provider: ClassVar[str] = "openai"
+
+    id: str = "gpt-5.2"
+    temperature: float | None = None
+    top_p: float | None = None
+    reasoning_effort: str | None = None
+    parallel_tool_calls: bool | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    store: bool | None = None
+    system_role: str = "developer"
+    request_params: dict[str, Any] = field(default_factory=dict)
+
+    @abstractmethod
+    def _endpoint(self, client: Any) -> Any:
+        """The SDK resource whose ``create`` sends the request."""
+
+    @staticmethod
+    @abstractmethod
+    def _parse(reply: Any) -> ModelResponse: ...
+
+    @staticmethod
+    @abstractmethod
+    def _accumulator() -> StreamAccumulator: ...
+
+    def invoke(self, request: dict[str, Any]) -> ModelResponse:
+        try:
+            reply = self._endpoint(self.client()).create(**request)
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        return self._parse(reply)
+
+    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
+        try:
+            reply = await self._endpoint(self.async_client()).create(**request)
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        return self._parse(reply)
+
+    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
+        accumulator = self._accumulator()
+        try:
+            for event in self._endpoint(self.client()).create(**request):
+                yield from accumulator.feed(event)
+        except ModelProviderError:
+            raise
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        yield StreamDone(accumulator.result())
+
+    async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
+        accumulator = self._accumulator()
+        try:
+            async for event in await self._endpoint(self.async_client()).create(**request):
+                for part in accumulator.feed(event):
+                    yield part
+        except ModelProviderError:
+            raise
+        except Exception as exc:
+            raise translate_error(exc) from exc
+        yield StreamDone(accumulator.result())
+
+    def _common_options(self, body: dict[str, Any], has_tools: bool, keys: tuple[str, ...]) -> None:
+        """Add the options that are set, in a fixed order, to ``body``."""
+        if has_tools:
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
+            if self.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = self.parallel_tool_calls
+        for key in keys:
+            value = getattr(self, key)
+            if value is not None:
+                body[key] = value
