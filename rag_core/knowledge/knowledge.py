@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
-from rag_core.document import Document
 from rag_core.agent.system_message import KNOWLEDGE_SEARCH_BLOCK
+from rag_core.document import Document
+from rag_core.knowledge.chunking import ChunkingStrategy
+from rag_core.knowledge.readers import ReaderError, aread_url, read_path, read_text, read_url
 
 
 class Knowledge:
@@ -15,6 +19,8 @@ class Knowledge:
         description: str | None = None,
         vector_db: Any = None,
         max_results: int = 10,
+        chunking: ChunkingStrategy | None = None,
+        contents_db: Any = None,
     ) -> None:
         if vector_db is None:
             from rag_core.vectordb.in_memory import InMemoryVectorDb
@@ -26,31 +32,86 @@ class Knowledge:
         self.description = description
         self.vector_db = vector_db
         self.max_results = max_results
+        self.chunking = chunking or ChunkingStrategy()
+        self.contents_db = contents_db
 
-    def insert(
+    # ----------------------------------------------------------- reading
+    def read(
         self,
         text: str | None = None,
         *,
+        path: str | Path | None = None,
+        url: str | None = None,
         documents: list[Document] | None = None,
         name: str | None = None,
         metadata: dict[str, Any] | None = None,
-    ) -> int:
-        """Add content; returns how many new documents were stored (duplicates are skipped)."""
-        docs: list[Document] = list(documents or [])
-        if text is not None:
-            if not text.strip():
-                raise ValueError(f"insert: the text of {name or 'the document'!r} is empty")
-            docs.append(Document(content=text, meta_data=dict(metadata or {}), name=name))
-        elif metadata:
-            for doc in docs:
-                doc.meta_data = {**doc.meta_data, **metadata}
-        if not docs:
-            raise ValueError("insert: give text=... or documents=[...]")
-        return self.vector_db.insert(docs)
-
-    def search(
-        self, query: str, max_results: int | None = None, filters: dict[str, Any] | None = None
     ) -> list[Document]:
+        """The chunked documents ``insert`` would store, without storing them."""
+        given = [x is not None for x in (text, path, url, documents)]
+        if sum(given) != 1:
+            raise ValueError("give exactly one of text=..., path=..., url=... or documents=[...]")
+        meta = dict(metadata or {})
+        if text is not None:
+            return read_text(text, name=name, metadata=meta, chunking=self.chunking)
+        if path is not None:
+            return read_path(path, name=name, metadata=meta, chunking=self.chunking)
+        if url is not None:
+            return read_url(url, name=name, metadata=meta, chunking=self.chunking)
+        docs = list(documents or [])
+        for doc in docs:
+            if meta:
+                doc.meta_data = {**doc.meta_data, **meta}
+            if name is not None and doc.name is None:
+                doc.name = name
+        if not docs:
+            raise ReaderError("documents=[] holds no documents")
+        return docs
+
+    # ----------------------------------------------------------- writing
+    def insert(self, text: str | None = None, *, path: str | Path | None = None, url: str | None = None,
+               documents: list[Document] | None = None, name: str | None = None,
+               metadata: dict[str, Any] | None = None) -> int:
+        """Read, chunk, embed and store content; returns how many new chunks were stored.
+
+        Chunks are identified by a hash of their content, so inserting the same content
+        again stores nothing.
+        """
+        docs = self.read(text, path=path, url=url, documents=documents, name=name, metadata=metadata)
+        return self.vector_db.insert(docs, progress=True)
+
+    def upsert(self, text: str | None = None, *, path: str | Path | None = None, url: str | None = None,
+               documents: list[Document] | None = None, name: str | None = None,
+               metadata: dict[str, Any] | None = None) -> int:
+        """Like insert, but content that is already stored under the same name is replaced."""
+        docs = self.read(text, path=path, url=url, documents=documents, name=name, metadata=metadata)
+        names = {d.name for d in docs}
+        if len(names) == 1 and None not in names:
+            return self.vector_db.replace(names.pop(), docs, progress=True)
+        return self.vector_db.upsert(docs, progress=True)
+
+    def insert_many(self, items: list[dict[str, Any]]) -> int:
+        """Insert several sources; each item holds the keyword arguments of one ``insert``."""
+        return sum(self.insert(**item) for item in items)
+
+    async def ainsert_many(self, items: list[dict[str, Any]] | None = None, *, urls: list[str] | None = None) -> int:
+        """Insert several sources, fetching URLs concurrently."""
+        import httpx2
+
+        items = list(items or []) + [{"url": u} for u in urls or []]
+        web = [i for i in items if "url" in i]
+        async with httpx2.AsyncClient(timeout=30.0) as client:
+            fetched = await asyncio.gather(*(
+                aread_url(i["url"], client, name=i.get("name"), metadata=dict(i.get("metadata") or {}), chunking=self.chunking)
+                for i in web
+            ))
+        added = sum(self.vector_db.insert(docs, progress=True) for docs in fetched)
+        return added + sum(self.insert(**i) for i in items if "url" not in i)
+
+    def delete(self, ids: list[str] | None = None, name: str | None = None) -> int:
+        return self.vector_db.delete(ids=ids, name=name)
+
+    # ----------------------------------------------------------- searching
+    def search(self, query: str, max_results: int | None = None, filters: dict[str, Any] | None = None) -> list[Document]:
         return self.vector_db.search(query, limit=max_results or self.max_results, filters=filters)
 
     retrieve = search

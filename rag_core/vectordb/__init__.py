@@ -1,7 +1,9 @@
-"""Vector stores. Heavy backends (Chroma, PostgreSQL) import their drivers only when used."""
+"""Vector stores. Chroma and PostgreSQL drivers are imported only when those stores are used."""
 
-from rag_core.vectordb.base import VectorDb
+from rag_core.vectordb.base import VectorDb, VectorDbError
+from rag_core.vectordb.chroma import ChromaDb
 from rag_core.vectordb.in_memory import InMemoryVectorDb
+from rag_core.vectordb.pgvector import PgVector
 from rag_core.vectordb.search_type import SearchType
 
-__all__ = ["InMemoryVectorDb", "SearchType", "VectorDb"]
+__all__ = ["ChromaDb", "InMemoryVectorDb", "PgVector", "SearchType", "VectorDb", "VectorDbError"]

@@ -5,9 +5,19 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 
-def rank_order(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
-    """Sort by score descending, then by id ascending, so ties never depend on input order."""
-    return sorted(scored, key=lambda item: (-item[1], item[0]))
+SIMILARITY_PRECISION = 6
+
+
+def rank_order(scored: Iterable[tuple[str, float]], precision: int | None = None) -> list[tuple[str, float]]:
+    """Sort by score descending, then by id ascending, so ties never depend on input order.
+
+    With ``precision``, scores equal to that many decimals count as ties. Similarity
+    scores use it: stores compute cosine in different arithmetic (numpy float32, pgvector,
+    hnswlib), and near-ties must fall the same way everywhere.
+    """
+    if precision is None:
+        return sorted(scored, key=lambda item: (-item[1], item[0]))
+    return sorted(scored, key=lambda item: (-round(item[1], precision), item[0]))
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:

@@ -1,110 +1,86 @@
 """InMemoryVectorDb: exact search in process memory, the reference the other stores match.
 
-Vector search is brute-force cosine with numpy; keyword search is BM25 (bm25s, Lucene
-variant, k1=1.5, b=0.75); hybrid fuses both with reciprocal rank fusion.
+Vector search is brute-force cosine with numpy; keyword search is BM25 (bm25s);
+hybrid fuses both with reciprocal rank fusion.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from rag_core.document import Document
-from rag_core.vectordb.base import VectorDb, matches
-from rag_core.vectordb.fusion import rank_order, reciprocal_rank_fusion
-from rag_core.vectordb.search_type import SearchType
+from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError, matches
+from rag_core.vectordb.bm25_index import BM25Index
+from rag_core.vectordb.fusion import SIMILARITY_PRECISION, rank_order
 
 
 class InMemoryVectorDb(VectorDb):
-    def __init__(
-        self,
-        embedder: Any = None,
-        search_type: SearchType | str | None = None,
-        hybrid_rrf_k: int = 60,
-    ) -> None:
-        self.embedder = embedder
-        default = SearchType.hybrid if embedder is not None else SearchType.keyword
-        self.search_type = SearchType(search_type) if search_type is not None else default
-        if self.search_type is not SearchType.keyword and embedder is None:
-            raise ValueError(f"search_type={self.search_type.value!r} needs an embedder")
-        self.hybrid_rrf_k = hybrid_rrf_k
+    def __init__(self, embedder: Any = None, search_type: Any = None, hybrid_rrf_k: int = 60, reranker: Any = None,
+                 candidate_depth: int | None = None) -> None:
+        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth)
         self._docs: dict[str, Document] = {}
-        self._bm25: Any = None
-        self._bm25_ids: list[str] = []
+        self._bm25 = BM25Index()
         self._matrix: Any = None
         self._matrix_ids: list[str] = []
+        self._dimensions: int | None = None
 
     def count(self) -> int:
         return len(self._docs)
 
-    def insert(self, documents: list[Document]) -> int:
-        added = 0
-        new: list[Document] = []
+    def _existing_ids(self, ids: list[str]) -> set[str]:
+        return {i for i in ids if i in self._docs}
+
+    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
         for doc in documents:
-            doc_id = doc.id or doc.content_hash
-            if doc_id in self._docs:
+            if doc.embedding is None:
                 continue
-            doc.id = doc_id
-            new.append(doc)
-        if new and self.embedder is not None:
-            missing = [d for d in new if d.embedding is None]
-            if missing:
-                vectors = self.embedder.get_embeddings([d.content for d in missing])
-                for doc, vector in zip(missing, vectors):
-                    doc.embedding = list(vector)
-        for doc in new:
-            self._docs[doc.id] = doc  # type: ignore[index]
-            added += 1
-        if added:
-            self._bm25, self._matrix = None, None
-        return added
+            self._dimensions = self._dimensions or len(doc.embedding)
+            if len(doc.embedding) != self._dimensions:
+                raise VectorDbError(
+                    f"document {doc.name or doc.id!r} has a {len(doc.embedding)}-dimensional embedding; "
+                    f"the store holds {self._dimensions}-dimensional ones"
+                )
+        if replace_name is not None:
+            self._delete(None, replace_name)
+        for doc in documents:
+            self._docs[doc.id] = copy.copy(doc)  # type: ignore[index]
+        self._bm25.add((d.id, d.content) for d in documents)  # type: ignore[misc]
+        self._matrix = None
 
-    def search(self, query: str, limit: int, filters: dict[str, Any] | None = None) -> list[Document]:
-        allowed = {i for i, d in self._docs.items() if matches(d.meta_data, filters)}
-        if not allowed or limit <= 0:
-            return []
-        if self.search_type is SearchType.keyword:
-            ranked = self._keyword(query, allowed)
-        elif self.search_type is SearchType.vector:
-            ranked = self._vector(query, allowed)
-        else:
-            fused = reciprocal_rank_fusion(
-                [[i for i, _ in self._vector(query, allowed)], [i for i, _ in self._keyword(query, allowed)]],
-                k=self.hybrid_rrf_k,
-            )
-            ranked = fused
-        return [self._docs[i] for i, _ in ranked[:limit]]
+    def _delete(self, ids: list[str] | None, name: str | None) -> int:
+        doomed = [i for i, d in self._docs.items() if (ids is not None and i in ids) or (name is not None and d.name == name)]
+        for doc_id in doomed:
+            del self._docs[doc_id]
+        self._bm25.remove(doomed)
+        self._matrix = None
+        return len(doomed)
 
-    def _keyword(self, query: str, allowed: set[str]) -> list[tuple[str, float]]:
-        import bm25s
+    def _fetch(self, ids: list[str]) -> dict[str, Document]:
+        return {i: copy.copy(self._docs[i]) for i in ids if i in self._docs}
 
-        if self._bm25 is None:
-            self._bm25_ids = sorted(self._docs)
-            tokens = bm25s.tokenize(
-                [self._docs[i].content for i in self._bm25_ids], stopwords="en", show_progress=False
-            )
-            self._bm25 = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-            self._bm25.index(tokens, show_progress=False)
-        query_tokens = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
-        if not query_tokens:
-            return []
-        scores = self._bm25.get_scores(query_tokens)
-        return rank_order(
-            (doc_id, float(score))
-            for doc_id, score in zip(self._bm25_ids, scores)
-            if score > 0 and doc_id in allowed
-        )
+    def _allowed(self, filters: dict[str, Any] | None) -> set[str] | None:
+        return None if not filters else {i for i, d in self._docs.items() if matches(d.meta_data, filters)}
 
-    def _vector(self, query: str, allowed: set[str]) -> list[tuple[str, float]]:
+    def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
+        return self._bm25.rank(query, depth, self._allowed(filters))
+
+    def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
         import numpy as np
 
+        if not self._docs:
+            return []
         if self._matrix is None:
             self._matrix_ids = sorted(self._docs)
             matrix = np.asarray([self._docs[i].embedding for i in self._matrix_ids], dtype=np.float32)
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             self._matrix = matrix / np.where(norms == 0, 1, norms)
-        q = np.asarray(self.embedder.get_embedding(query), dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
-        scores = self._matrix @ q
+        q = np.asarray(vector, dtype=np.float32)
+        if q.shape[0] != self._matrix.shape[1]:
+            raise VectorDbError(f"query embedding has {q.shape[0]} dimensions, the store holds {self._matrix.shape[1]}")
+        scores = self._matrix @ (q / (np.linalg.norm(q) or 1.0))
+        allowed = self._allowed(filters)
         return rank_order(
-            (doc_id, float(score)) for doc_id, score in zip(self._matrix_ids, scores) if doc_id in allowed
-        )
+            ((doc_id, float(score)) for doc_id, score in zip(self._matrix_ids, scores) if allowed is None or doc_id in allowed),
+            SIMILARITY_PRECISION,
+        )[:depth]

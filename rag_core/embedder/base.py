@@ -1,0 +1,47 @@
+"""Embedder: turns texts into vectors, in batches, for documents or for queries.
+
+Some providers embed a query differently from a document (Cohere ``input_type``, Gemini
+task types), so every call says which one it is.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Literal, Sequence
+
+InputType = Literal["document", "query"]
+
+
+class Embedder(ABC):
+    id: str
+    dimensions: int | None = None
+    batch_size: int = 100
+
+    @abstractmethod
+    def _embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
+        """Embed one batch (at most ``batch_size`` texts)."""
+
+    def embed(self, texts: Sequence[str], input_type: InputType = "document", progress: bool = False) -> list[list[float]]:
+        texts = list(texts)
+        batches = range(0, len(texts), self.batch_size)
+        if progress and len(batches) > 1:
+            from rag_core.progress import progress_bar
+
+            batches = progress_bar(batches, desc=f"embedding with {self.id}", unit="batch")
+        out: list[list[float]] = []
+        for start in batches:
+            out.extend(self._embed_batch(texts[start : start + self.batch_size], input_type))
+        if len(out) != len(texts):
+            raise RuntimeError(f"{self.id}: asked for {len(texts)} embeddings, got {len(out)}")
+        return out
+
+    def get_embeddings(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
+        return self.embed(texts, input_type)
+
+    def get_embedding(self, text: str, input_type: InputType = "query") -> list[float]:
+        return self.embed([text], input_type)[0]
+
+    @property
+    def cache_key(self) -> str:
+        """Identity of the vectors this embedder produces (model and dimensions)."""
+        return f"{type(self).__name__}:{self.id}:{self.dimensions or 'default'}"

@@ -1,0 +1,122 @@
+"""BM25Index: keyword ranking with bm25s (Lucene variant), for stores without their own.
+
+bm25s builds a static index, so the index is rebuilt lazily after the set of documents
+changes. Tokenisation: lower-case words of two or more characters, English stop words
+removed, Snowball stemming when PyStemmer is installed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from rag_core.vectordb.fusion import rank_order
+
+
+def _stemmer() -> Any:
+    try:
+        import Stemmer  # PyStemmer: optional, improves recall
+
+        return Stemmer.Stemmer("english")
+    except ImportError:
+        return None
+
+
+class BM25Index:
+    def __init__(self, k1: float = 1.5, b: float = 0.75, stem: bool = True,
+                 load_texts: Callable[[], dict[str, str]] | None = None) -> None:
+        self.k1, self.b, self.stem = k1, b, stem
+        # a loaded index knows its ids but not its texts; they are fetched only if it must be rebuilt
+        self._load_texts = load_texts
+        self._texts: dict[str, str] = {}
+        self._index: Any = None
+        self._ids: list[str] = []
+        self._stemmer: Any = None
+
+    def __len__(self) -> int:
+        return len(self._ids) if self._index is not None and not self._texts else len(self._texts)
+
+    def _ensure_texts(self) -> None:
+        if not self._texts and self._index is not None and self._load_texts is not None:
+            self._texts = self._load_texts()
+
+    def add(self, items: Iterable[tuple[str, str]]) -> None:
+        self._ensure_texts()
+        for doc_id, text in items:
+            self._texts[doc_id] = text
+        self._index = None
+
+    def remove(self, ids: Iterable[str]) -> None:
+        self._ensure_texts()
+        for doc_id in ids:
+            self._texts.pop(doc_id, None)
+        self._index = None
+
+    def _uses_stemmer(self) -> bool:
+        if self.stem and self._stemmer is None:
+            self._stemmer = _stemmer() or False
+        return bool(self._stemmer)
+
+    def _tokenize(self, texts: list[str], return_ids: bool) -> Any:
+        import bm25s
+
+        self._uses_stemmer()
+        return bm25s.tokenize(
+            texts, stopwords="en", stemmer=self._stemmer or None, show_progress=False, return_ids=return_ids
+        )
+
+    def _build(self) -> None:
+        import bm25s
+
+        self._ids = sorted(self._texts)
+        self._index = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
+        if self._ids:
+            self._index.index(self._tokenize([self._texts[i] for i in self._ids], True), show_progress=False)
+
+    # ------------------------------------------------------------- persistence
+    def save(self, folder: Path) -> None:
+        """Write the index (built if needed) and its id list; a crash leaves the old one or none."""
+        if self._index is None:
+            self._build()
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = folder / "ids.json"
+        manifest.unlink(missing_ok=True)  # no manifest = no valid index while we write
+        if self._ids:
+            self._index.save(str(folder))
+        manifest.write_text(json.dumps({"ids": self._ids, "k1": self.k1, "b": self.b, "stemmed": self._uses_stemmer()}))
+
+    def load(self, folder: Path, expected_ids: set[str]) -> bool:
+        """Load a saved index if it covers exactly ``expected_ids``; False if absent or stale."""
+        import bm25s
+
+        try:
+            manifest = json.loads((folder / "ids.json").read_text())
+        except (OSError, ValueError):
+            return False
+        settings = (manifest.get("k1"), manifest.get("b"), manifest.get("stemmed"))
+        if set(manifest.get("ids", [])) != expected_ids or settings != (self.k1, self.b, self._uses_stemmer()):
+            return False
+        self._ids = list(manifest["ids"])
+        self._texts = {}
+        self._index = bm25s.BM25.load(str(folder)) if self._ids else None
+        if not self._ids:
+            self._index = None
+        return True
+
+    def rank(self, query: str, depth: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
+        """Documents with a positive score, best first (ties by id), at most ``depth``."""
+        if self._index is None:
+            if not self._texts:
+                return []
+            self._build()
+        tokens = self._tokenize([query], False)[0]
+        if not tokens:
+            return []
+        scores = self._index.get_scores(tokens)
+        ranked = rank_order(
+            (doc_id, float(score))
+            for doc_id, score in zip(self._ids, scores)
+            if score > 0 and (allowed is None or doc_id in allowed)
+        )
+        return ranked[:depth]

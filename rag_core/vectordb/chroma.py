@@ -1,0 +1,227 @@
+"""ChromaDb: the embedded default store (a folder on disk, no server).
+
+Chroma stores documents and vectors and answers vector queries. It has no keyword
+search of its own, so keyword and hybrid search use a BM25 index persisted beside the
+collection; it is saved after every write and, when opened, checked against the
+collection's ids and rebuilt from the collection if they differ, so the two never drift.
+
+Metadata: Chroma accepts only flat scalar values, so each document's metadata is kept
+whole as JSON, and its scalar entries are also stored flat for filtering.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from rag_core._optional import require
+from rag_core.document import Document
+from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
+from rag_core.vectordb.bm25_index import BM25Index
+from rag_core.vectordb.fusion import SIMILARITY_PRECISION, rank_order
+
+_META = "_rag_meta"
+_NAME = "_rag_name"
+_COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
+
+
+def _embedding_function(embedder: Any) -> Any:
+    chromadb = require("chromadb", extra="chroma", feature="ChromaDb")
+
+    class RagCoreEmbeddingFunction(chromadb.EmbeddingFunction):
+        """Chroma's hook for computing vectors, backed by the store's embedder (never a download)."""
+
+        def __init__(self, embedder: Any) -> None:
+            self._embedder = embedder
+
+        def __call__(self, input: Any) -> Any:
+            import numpy as np
+
+            return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(input), "document")]
+
+        def embed_query(self, input: Any) -> Any:
+            import numpy as np
+
+            return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(input), "query")]
+
+        @staticmethod
+        def name() -> str:
+            return "rag_core"
+
+        def get_config(self) -> dict[str, Any]:
+            return {"embedder": self._embedder.cache_key}
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> Any:
+            raise VectorDbError(f"open this collection through rag_core's ChromaDb with its embedder ({config})")
+
+    return RagCoreEmbeddingFunction(embedder)
+
+
+def _flat(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) and not k.startswith("_rag_")}
+
+
+def _where(filters: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not filters:
+        return None
+    for key, value in filters.items():
+        if not isinstance(value, (str, int, float, bool)):
+            raise VectorDbError(f"ChromaDb filters need scalar values; {key!r} is {type(value).__name__}")
+    clauses = [{k: {"$eq": v}} for k, v in filters.items()]
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class ChromaDb(VectorDb):
+    def __init__(
+        self,
+        collection: str,
+        path: str = "tmp/chromadb",
+        persistent_client: bool = False,
+        embedder: Any = None,
+        search_type: Any = None,
+        hybrid_rrf_k: int = 60,
+        reranker: Any = None,
+        candidate_depth: int | None = None,
+        ef_search: int = 100,
+        ef_construction: int = 100,
+    ) -> None:
+        if embedder is None:
+            raise VectorDbError(
+                "ChromaDb needs an embedder (Chroma's own default downloads a model at run time): "
+                "pass embedder=OpenAIEmbedder(...), LocalEmbedder() or another"
+            )
+        if not _COLLECTION_NAME.match(collection):
+            raise VectorDbError(f"invalid Chroma collection name {collection!r}: use 3-512 letters, digits, '.', '_' or '-'")
+        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth)
+        self.collection_name = collection
+        self.path = Path(path)
+        self.persistent_client = persistent_client
+        self.ef_search = ef_search
+        self.ef_construction = ef_construction
+        self._collection: Any = None
+        self._bm25: BM25Index | None = None
+
+    # ----------------------------------------------------------- connection
+    @property
+    def collection(self) -> Any:
+        if self._collection is None:
+            chromadb = require("chromadb", extra="chroma", feature="ChromaDb")
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False)
+            client = (
+                chromadb.PersistentClient(path=str(self.path), settings=settings)
+                if self.persistent_client
+                else chromadb.EphemeralClient(settings=settings)
+            )
+            self._collection = client.get_or_create_collection(
+                self.collection_name,
+                embedding_function=_embedding_function(self.embedder),
+                configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": self.ef_construction}},
+            )
+            self._batch = client.get_max_batch_size()
+        return self._collection
+
+    @property
+    def _bm25_folder(self) -> Path:
+        return self.path / f"{self.collection_name}.bm25"
+
+    def _keyword_index(self) -> BM25Index:
+        if self._bm25 is None:
+            index = BM25Index(load_texts=self._all_texts)
+            ids = set(self.collection.get(include=[])["ids"])
+            if not (self.persistent_client and index.load(self._bm25_folder, ids)):
+                index.add(self._all_texts().items())
+                self._save_keyword_index(index)
+            self._bm25 = index
+        return self._bm25
+
+    def _save_keyword_index(self, index: BM25Index) -> None:
+        if self.persistent_client:
+            index.save(self._bm25_folder)
+
+    def _all_texts(self) -> dict[str, str]:
+        got = self.collection.get(include=["documents"])
+        return dict(zip(got["ids"], got["documents"]))
+
+    # ----------------------------------------------------------- storage
+    def count(self) -> int:
+        return self.collection.count()
+
+    def _existing_ids(self, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 1000):
+            found.update(self.collection.get(ids=ids[start : start + 1000], include=[])["ids"])
+        return found
+
+    def _check_dimensions(self, documents: list[Document]) -> None:
+        sample = self.collection.peek(1)
+        embeddings = sample.get("embeddings")
+        if embeddings is None or len(embeddings) == 0:
+            return
+        stored = len(embeddings[0])
+        for doc in documents:
+            if doc.embedding is not None and len(doc.embedding) != stored:
+                raise VectorDbError(
+                    f"collection {self.collection_name!r} holds {stored}-dimensional embeddings, but the embedder "
+                    f"({self.embedder.cache_key}) made {len(doc.embedding)}-dimensional ones; use another collection"
+                )
+
+    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
+        self._check_dimensions(documents)
+        index = self._keyword_index()
+        if replace_name is not None:
+            self._delete(None, replace_name, save=False)
+        write = self.collection.upsert if upsert else self.collection.add
+        for start in range(0, len(documents), self._batch):
+            batch = documents[start : start + self._batch]
+            write(
+                ids=[d.id for d in batch],
+                documents=[d.content for d in batch],
+                embeddings=[d.embedding for d in batch],
+                metadatas=[{**_flat(d.meta_data), _META: json.dumps(d.meta_data, ensure_ascii=False),
+                            **({_NAME: d.name} if d.name is not None else {})} for d in batch],
+            )
+        index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
+        self._save_keyword_index(index)
+
+    def _delete(self, ids: list[str] | None, name: str | None, save: bool = True) -> int:
+        doomed: list[str] = list(self._existing_ids(ids)) if ids else []
+        if name is not None:
+            doomed += self.collection.get(where={_NAME: {"$eq": name}}, include=[])["ids"]
+        if doomed:
+            self.collection.delete(ids=doomed)
+            index = self._keyword_index()
+            index.remove(doomed)
+            if save:
+                self._save_keyword_index(index)
+        return len(set(doomed))
+
+    def _fetch(self, ids: list[str]) -> dict[str, Document]:
+        if not ids:
+            return {}
+        got = self.collection.get(ids=ids, include=["documents", "metadatas"])
+        out = {}
+        for doc_id, content, meta in zip(got["ids"], got["documents"], got["metadatas"]):
+            out[doc_id] = Document(content=content, meta_data=json.loads(meta[_META]), name=meta.get(_NAME), id=doc_id)
+        return out
+
+    # ----------------------------------------------------------- rankings
+    def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
+        total = self.count()
+        if not total:
+            return []
+        got = self.collection.query(
+            query_embeddings=[vector], n_results=min(depth, total), where=_where(filters), include=["distances"]
+        )
+        return rank_order(((i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0])), SIMILARITY_PRECISION)
+
+    def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
+        index = self._keyword_index()
+        allowed = None
+        if filters:
+            allowed = set(self.collection.get(where=_where(filters), include=[])["ids"])
+        return index.rank(query, depth, allowed)

@@ -1,0 +1,324 @@
+"""PgVector: documents in PostgreSQL with pgvector, for stores beyond one machine.
+
+Table layout: ``id`` (content hash) primary key, ``name``, ``content``, ``meta_data``
+jsonb (GIN index, filters by containment), ``embedding vector(n)`` (HNSW cosine index,
+or none for exact search), and ``tsv``, a generated tsvector with a GIN index for
+keyword search. Hybrid search is one SQL statement: reciprocal rank fusion of the two
+ranked lists, with the same formula and tie-break as the other stores.
+
+Every write is one transaction (a failed batch leaves the table as it was); every value
+is a bound parameter; table and schema names are validated and quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from rag_core._optional import require
+from rag_core.document import Document
+from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
+from rag_core.vectordb.fusion import SIMILARITY_PRECISION, rank_order
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def _identifier(kind: str, value: str) -> str:
+    if not isinstance(value, str) or not _IDENTIFIER.match(value):
+        raise VectorDbError(
+            f"invalid {kind} {value!r}: use a letter or '_' followed by up to 62 letters, digits or '_'"
+        )
+    return value
+
+
+def _masked(url: str) -> str:
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+
+
+def _vector_literal(values: list[float]) -> str:
+    return "[" + ",".join(repr(float(v)) for v in values) + "]"
+
+
+class PgVector(VectorDb):
+    def __init__(
+        self,
+        table_name: str,
+        db_url: str,
+        schema: str = "public",
+        embedder: Any = None,
+        search_type: Any = None,
+        hybrid_rrf_k: int = 60,
+        reranker: Any = None,
+        candidate_depth: int | None = None,
+        dimensions: int | None = None,
+        vector_index: Literal["hnsw"] | None = "hnsw",
+        ef_search: int = 100,
+        hnsw_m: int = 16,
+        hnsw_ef_construction: int = 64,
+        text_search_config: str = "english",
+    ) -> None:
+        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth)
+        self.table_name = _identifier("table name", table_name)
+        self.schema = _identifier("schema name", schema)
+        self.text_search_config = _identifier("text search configuration", text_search_config)
+        if vector_index not in ("hnsw", None):
+            raise VectorDbError(f"vector_index must be 'hnsw' or None (exact search), got {vector_index!r}")
+        self.db_url = db_url.replace("postgresql+psycopg://", "postgresql://", 1)
+        self.dimensions = dimensions or (embedder.dimensions if embedder is not None else None)
+        self.vector_index = vector_index
+        self.ef_search = ef_search
+        self.hnsw_m = hnsw_m
+        self.hnsw_ef_construction = hnsw_ef_construction
+        self._conn: Any = None
+        self._table_ready = False
+
+    # ----------------------------------------------------------- connection and schema
+    def _sql(self) -> Any:
+        return require("psycopg.sql", extra="pgvector", feature="PgVector", package="psycopg")
+
+    @property
+    def _table(self) -> Any:
+        sql = self._sql()
+        return sql.Identifier(self.schema, self.table_name)
+
+    def _connection(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            psycopg = require("psycopg", extra="pgvector", feature="PgVector")
+            try:
+                self._conn = psycopg.connect(self.db_url, autocommit=True, connect_timeout=10)
+            except psycopg.OperationalError as exc:
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise VectorDbError(f"cannot connect to PostgreSQL at {_masked(self.db_url)}: {reason}") from exc
+            self._conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return self._conn
+
+    def _stored_dimensions(self) -> int | None:
+        row = self._connection().execute(
+            """SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON a.attrelid = c.oid
+               JOIN pg_namespace n ON c.relnamespace = n.oid
+               WHERE n.nspname = %s AND c.relname = %s AND a.attname = 'embedding' AND NOT a.attisdropped""",
+            (self.schema, self.table_name),
+        ).fetchone()
+        if row is None:
+            return None
+        return row[0] if row[0] > 0 else 0
+
+    def _ensure_table(self, dimensions: int | None) -> None:
+        if self._table_ready:
+            return
+        sql = self._sql()
+        conn = self._connection()
+        stored = self._stored_dimensions()
+        if stored is not None:
+            wanted = dimensions or self.dimensions
+            if stored and wanted and stored != wanted:
+                raise VectorDbError(
+                    f"table {self.schema}.{self.table_name} holds {stored}-dimensional embeddings, but the embedder "
+                    f"makes {wanted}-dimensional ones; use another table or drop this one"
+                )
+            self.dimensions = stored or wanted
+            self._table_ready = True
+            return
+        dims = dimensions or self.dimensions
+        self.dimensions = dims
+        vector_type = sql.SQL("vector({})").format(sql.Literal(dims)) if dims else sql.SQL("vector")
+        name = self.table_name
+        with conn.transaction():
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
+            conn.execute(
+                sql.SQL(
+                    """CREATE TABLE IF NOT EXISTS {table} (
+                        id text PRIMARY KEY,
+                        name text,
+                        content text NOT NULL,
+                        meta_data jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                        embedding {vector_type},
+                        tsv tsvector GENERATED ALWAYS AS (to_tsvector({config}, content)) STORED
+                    )"""
+                ).format(table=self._table, vector_type=vector_type, config=sql.Literal(self.text_search_config))
+            )
+            conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)").format(
+                sql.Identifier(f"{name}_tsv_idx"), self._table))
+            conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (meta_data jsonb_path_ops)").format(
+                sql.Identifier(f"{name}_meta_idx"), self._table))
+            conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (name)").format(
+                sql.Identifier(f"{name}_name_idx"), self._table))
+            if self.vector_index == "hnsw" and dims:
+                conn.execute(
+                    sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) "
+                            "WITH (m = {}, ef_construction = {})").format(
+                        sql.Identifier(f"{name}_embedding_idx"), self._table,
+                        sql.Literal(self.hnsw_m), sql.Literal(self.hnsw_ef_construction))
+                )
+        self._table_ready = True
+
+    def _exists(self) -> bool:
+        return self._table_ready or self._stored_dimensions() is not None
+
+    def drop(self) -> None:
+        """Remove the table and everything in it."""
+        sql = self._sql()
+        self._connection().execute(sql.SQL("DROP TABLE IF EXISTS {}").format(self._table))
+        self._table_ready = False
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ----------------------------------------------------------- storage
+    def count(self) -> int:
+        if not self._exists():
+            return 0
+        sql = self._sql()
+        return self._connection().execute(sql.SQL("SELECT count(*) FROM {}").format(self._table)).fetchone()[0]
+
+    def _existing_ids(self, ids: list[str]) -> set[str]:
+        if not ids or not self._exists():
+            return set()
+        sql = self._sql()
+        rows = self._connection().execute(
+            sql.SQL("SELECT id FROM {} WHERE id = ANY(%s)").format(self._table), (ids,)
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
+        dims = {len(d.embedding) for d in documents if d.embedding is not None}
+        if len(dims) > 1:
+            raise VectorDbError(f"documents carry embeddings of different sizes: {sorted(dims)}")
+        self._ensure_table(next(iter(dims), None))
+        if self.dimensions and dims and dims != {self.dimensions}:
+            raise VectorDbError(
+                f"table {self.schema}.{self.table_name} holds {self.dimensions}-dimensional embeddings; "
+                f"these documents have {dims.pop()}"
+            )
+        sql = self._sql()
+        conn = self._connection()
+        conflict = (
+            sql.SQL("ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, content = EXCLUDED.content, "
+                    "meta_data = EXCLUDED.meta_data, embedding = EXCLUDED.embedding")
+            if upsert else sql.SQL("ON CONFLICT (id) DO NOTHING")
+        )
+        with conn.transaction():
+            if replace_name is not None:
+                conn.execute(sql.SQL("DELETE FROM {} WHERE name = %s").format(self._table), (replace_name,))
+            conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS rag_core_staging "
+                "(id text, name text, content text, meta_data jsonb, embedding text) ON COMMIT DELETE ROWS"
+            )
+            with conn.cursor() as cur:
+                with cur.copy("COPY rag_core_staging (id, name, content, meta_data, embedding) FROM STDIN") as copy:
+                    for d in documents:
+                        copy.write_row((
+                            d.id, d.name, d.content, json.dumps(d.meta_data, ensure_ascii=False),
+                            _vector_literal(d.embedding) if d.embedding is not None else None,
+                        ))
+            conn.execute(
+                sql.SQL("INSERT INTO {} (id, name, content, meta_data, embedding) "
+                        "SELECT id, name, content, meta_data, embedding::vector FROM rag_core_staging {}").format(
+                    self._table, conflict)
+            )
+
+    def _delete(self, ids: list[str] | None, name: str | None) -> int:
+        if not self._exists():
+            return 0
+        sql = self._sql()
+        with self._connection().transaction():
+            cur = self._connection().execute(
+                sql.SQL("DELETE FROM {} WHERE id = ANY(%s) OR name = %s").format(self._table), (ids or [], name)
+            )
+            return cur.rowcount
+
+    def _fetch(self, ids: list[str]) -> dict[str, Document]:
+        if not ids or not self._exists():
+            return {}
+        sql = self._sql()
+        rows = self._connection().execute(
+            sql.SQL("SELECT id, name, content, meta_data FROM {} WHERE id = ANY(%s)").format(self._table), (ids,)
+        ).fetchall()
+        return {r[0]: Document(content=r[2], meta_data=r[3], name=r[1], id=r[0]) for r in rows}
+
+    # ----------------------------------------------------------- rankings
+    def _filter(self, filters: dict[str, Any] | None) -> tuple[Any, tuple[Any, ...]]:
+        sql = self._sql()
+        if not filters:
+            return sql.SQL("TRUE"), ()
+        return sql.SQL("meta_data @> %s::jsonb"), (json.dumps(filters),)
+
+    def _vector_cte(self, filters: dict[str, Any] | None) -> tuple[Any, tuple[Any, ...]]:
+        sql = self._sql()
+        where, params = self._filter(filters)
+        query = sql.SQL(
+            "SELECT id, 1 - (embedding <=> %s::vector) AS score FROM {} WHERE embedding IS NOT NULL AND {} "
+            "ORDER BY embedding <=> %s::vector LIMIT %s"
+        ).format(self._table, where)
+        return query, params
+
+    def _keyword_cte(self, filters: dict[str, Any] | None) -> Any:
+        sql = self._sql()
+        where, params = self._filter(filters)
+        # plainto_tsquery joins the query's lexemes with AND; ranking wants any of them (OR)
+        query = sql.SQL(
+            "SELECT id, ts_rank(tsv, query.q, 1) AS score FROM {} "
+            "CROSS JOIN (SELECT replace(plainto_tsquery({config}, %s)::text, '&', '|')::tsquery AS q) AS query "
+            "WHERE tsv @@ query.q AND {} ORDER BY score DESC, id COLLATE \"C\" LIMIT %s"
+        ).format(self._table, where, config=sql.Literal(self.text_search_config))
+        return query, params
+
+    def _search_settings(self, conn: Any) -> None:
+        conn.execute(f"SET LOCAL hnsw.ef_search = {int(self.ef_search)}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")  # filters must not starve the index scan
+
+    def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
+        if not self._exists():
+            return []
+        self._check_query(vector)
+        query, params = self._vector_cte(filters)
+        literal = _vector_literal(vector)
+        conn = self._connection()
+        with conn.transaction():
+            self._search_settings(conn)
+            rows = conn.execute(query, (literal, *params, literal, depth)).fetchall()
+        return rank_order(((r[0], float(r[1])) for r in rows), SIMILARITY_PRECISION)
+
+    def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
+        if not self._exists():
+            return []
+        sql_query, params = self._keyword_cte(filters)
+        rows = self._connection().execute(sql_query, (query, *params, depth)).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def _hybrid_ranking(self, query: str, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
+        """Reciprocal rank fusion in one statement: 1/(k + rank) summed over both lists."""
+        if not self._exists():
+            return []
+        self._check_query(vector)
+        sql = self._sql()
+        vector_q, vector_params = self._vector_cte(filters)
+        keyword_q, keyword_params = self._keyword_cte(filters)
+        statement = sql.SQL(
+            """WITH v0 AS ({vector}),
+                    v AS (SELECT id, row_number() OVER (ORDER BY round(score::numeric, {precision}) DESC, id COLLATE "C") AS r FROM v0),
+                    k0 AS ({keyword}),
+                    k AS (SELECT id, row_number() OVER (ORDER BY score DESC, id COLLATE "C") AS r FROM k0)
+               SELECT fused.id, fused.score FROM (
+                   SELECT coalesce(v.id, k.id) AS id,
+                          coalesce(1.0::float8 / (%s + v.r), 0::float8) + coalesce(1.0::float8 / (%s + k.r), 0::float8) AS score
+                   FROM v FULL OUTER JOIN k ON v.id = k.id
+               ) AS fused
+               ORDER BY fused.score DESC, fused.id COLLATE "C" """
+        ).format(vector=vector_q, keyword=keyword_q, precision=sql.Literal(SIMILARITY_PRECISION))
+        literal = _vector_literal(vector)
+        params = (literal, *vector_params, literal, depth, query, *keyword_params, depth, self.hybrid_rrf_k, self.hybrid_rrf_k)
+        conn = self._connection()
+        with conn.transaction():
+            self._search_settings(conn)
+            rows = conn.execute(statement, params).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def _check_query(self, vector: list[float]) -> None:
+        if self.dimensions and len(vector) != self.dimensions:
+            raise VectorDbError(
+                f"query embedding has {len(vector)} dimensions; table {self.schema}.{self.table_name} holds {self.dimensions}"
+            )
