@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from rag_core.vectordb.fusion import rank_order
+from rag_core.vectordb.fusion import top_ranked
 
 
 def _stemmer() -> Any:
@@ -114,9 +114,9 @@ class BM25Index:
         if not tokens:
             return []
         scores = self._index.get_scores(tokens)
-        ranked = rank_order(
-            (doc_id, float(score))
-            for doc_id, score in zip(self._ids, scores)
-            if score > 0 and (allowed is None or doc_id in allowed)
-        )
-        return ranked[:depth]
+        import numpy as np
+
+        keep = np.flatnonzero(scores > 0)
+        if allowed is not None:
+            keep = np.asarray([n for n in keep if self._ids[n] in allowed], dtype=np.int64)
+        return top_ranked([self._ids[n] for n in keep], scores[keep], depth)

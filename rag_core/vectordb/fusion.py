@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 
 SIMILARITY_PRECISION = 6
@@ -27,3 +27,23 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> li
         for rank, doc_id in enumerate(ranking, start=1):
             scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
     return rank_order(scores.items())
+
+
+def top_ranked(ids: Sequence[str], scores: Any, depth: int, precision: int | None = None) -> list[tuple[str, float]]:
+    """``rank_order`` of (ids, scores) cut to ``depth``, selecting candidates with numpy first.
+
+    Everything scoring at least the depth-th best score (after rounding) is kept, so ties
+    at the cut are still broken by id, exactly as a full sort would.
+    """
+    import numpy as np
+
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0 or depth <= 0:
+        return []
+    keyed = np.round(scores, precision) if precision is not None else scores
+    if scores.size > depth:
+        threshold = np.partition(keyed, scores.size - depth)[scores.size - depth]
+        chosen = np.flatnonzero(keyed >= threshold)
+    else:
+        chosen = np.arange(scores.size)
+    return rank_order(((ids[i], float(scores[i])) for i in chosen), precision)[:depth]

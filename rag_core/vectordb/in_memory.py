@@ -12,7 +12,7 @@ from typing import Any
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError, matches
 from rag_core.vectordb.bm25_index import BM25Index
-from rag_core.vectordb.fusion import SIMILARITY_PRECISION, rank_order
+from rag_core.vectordb.fusion import SIMILARITY_PRECISION, top_ranked
 
 
 class InMemoryVectorDb(VectorDb):
@@ -79,8 +79,9 @@ class InMemoryVectorDb(VectorDb):
         if q.shape[0] != self._matrix.shape[1]:
             raise VectorDbError(f"query embedding has {q.shape[0]} dimensions, the store holds {self._matrix.shape[1]}")
         scores = self._matrix @ (q / (np.linalg.norm(q) or 1.0))
+        ids = self._matrix_ids
         allowed = self._allowed(filters)
-        return rank_order(
-            ((doc_id, float(score)) for doc_id, score in zip(self._matrix_ids, scores) if allowed is None or doc_id in allowed),
-            SIMILARITY_PRECISION,
-        )[:depth]
+        if allowed is not None:
+            keep = [n for n, doc_id in enumerate(ids) if doc_id in allowed]
+            ids, scores = [ids[n] for n in keep], scores[keep]
+        return top_ranked(ids, scores, depth, SIMILARITY_PRECISION)

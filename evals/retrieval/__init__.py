@@ -1,0 +1,1 @@
+"""Retrieval-quality evaluation: datasets, metrics, suites and reports."""

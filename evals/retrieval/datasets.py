@@ -1,0 +1,101 @@
+"""Judged retrieval datasets: the BEIR folder layout, and a small YAML format for project corpora.
+
+BEIR: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``)
+and ``qrels/<split>.tsv`` (header, then ``query-id corpus-id score``). Document text is
+``title + " " + text``, the BEIR/MTEB convention.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_core.errors import RagCoreError
+
+BEIR_HELP = (
+    "BEIR datasets are published by the BEIR project (github.com/beir-cellar/beir) as zip files; "
+    "unpack one into a folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv"
+)
+
+
+class DatasetError(RagCoreError, ValueError):
+    """A dataset file is missing or malformed; the message names the file and line."""
+
+
+@dataclass
+class Dataset:
+    name: str
+    corpus: dict[str, str]  # doc id -> text
+    queries: dict[str, str]  # query id -> text (only judged queries of the split)
+    qrels: dict[str, dict[str, int]]  # query id -> doc id -> graded relevance
+    titles: dict[str, str] = field(default_factory=dict)
+
+
+def _jsonl(path: Path) -> list[tuple[int, dict]]:
+    if not path.is_file():
+        raise DatasetError(f"{path}: missing. {BEIR_HELP}")
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+            if "_id" not in row:
+                raise DatasetError(f"{path}:{number}: no '_id' field")
+            rows.append((number, row))
+    return rows
+
+
+def load_beir(folder: str | Path, split: str = "test") -> Dataset:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DatasetError(f"{folder}: no such dataset folder. {BEIR_HELP}")
+    corpus: dict[str, str] = {}
+    titles: dict[str, str] = {}
+    for number, row in _jsonl(folder / "corpus.jsonl"):
+        doc_id = str(row["_id"])
+        if doc_id in corpus:
+            raise DatasetError(f"{folder / 'corpus.jsonl'}:{number}: duplicate document id {doc_id!r}")
+        title = row.get("title") or ""
+        corpus[doc_id] = (title + " " + (row.get("text") or "")).strip() if title else (row.get("text") or "")
+        titles[doc_id] = title
+    all_queries: dict[str, str] = {}
+    for number, row in _jsonl(folder / "queries.jsonl"):
+        query_id = str(row["_id"])
+        if query_id in all_queries:
+            raise DatasetError(f"{folder / 'queries.jsonl'}:{number}: duplicate query id {query_id!r}")
+        all_queries[query_id] = row.get("text") or ""
+    qrels = load_qrels(folder / "qrels" / f"{split}.tsv", corpus, all_queries)
+    queries = {q: all_queries[q] for q in qrels}
+    return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels, titles=titles)
+
+
+def load_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
+    if not path.is_file():
+        raise DatasetError(f"{path}: missing (no judgements for this split). {BEIR_HELP}")
+    qrels: dict[str, dict[str, int]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if number == 1 and parts[0] == "query-id":
+                continue
+            if not line.strip():
+                continue
+            if len(parts) != 3:
+                raise DatasetError(f"{path}:{number}: expected 3 tab-separated fields, got {len(parts)}")
+            query_id, doc_id, score = parts
+            if query_id not in queries:
+                raise DatasetError(f"{path}:{number}: query {query_id!r} is not in queries.jsonl")
+            if doc_id not in corpus:
+                raise DatasetError(f"{path}:{number}: document {doc_id!r} is not in corpus.jsonl")
+            if doc_id in qrels.get(query_id, {}):
+                raise DatasetError(f"{path}:{number}: duplicate judgement of {doc_id!r} for query {query_id!r}")
+            try:
+                qrels.setdefault(query_id, {})[doc_id] = int(score)
+            except ValueError as exc:
+                raise DatasetError(f"{path}:{number}: relevance {score!r} is not an integer") from exc
+    return qrels
