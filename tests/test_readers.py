@@ -142,3 +142,34 @@ def test_paragraphs_are_kept_whole_when_they_fit():
 def test_bad_chunking_settings_are_refused():
     with pytest.raises(ValueError, match="overlap"):
         ChunkingStrategy(chunk_size=10, overlap=10)
+
+
+def test_ainsert_many_fetches_urls_concurrently_and_inserts_the_rest():
+    import asyncio
+
+    pages = {"/a": "<p>Pad thai uses tamarind.</p>", "/b": "<p>Tom kha uses galangal.</p>"}
+
+    class Pages(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = pages[self.path].encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    knowledge = Knowledge()
+    try:
+        added = asyncio.run(knowledge.ainsert_many([{"text": "Green curry uses basil.", "name": "curry"}],
+                                                   urls=[f"{base}/a", f"{base}/b"]))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert added == 3
+    assert knowledge.search("galangal", max_results=1)[0].meta_data["source"] == f"{base}/b"
