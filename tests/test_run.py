@@ -186,3 +186,17 @@ def test_non_string_input_is_rejected(model_class):
     agent, _ = scripted_agent(model_class, [ANSWER])
     with pytest.raises(TypeError, match="input must be a string"):
         agent.run(["q"])
+
+
+def test_history_replays_earlier_runs_before_the_new_user_message(model_class, knowledge):
+    agent, provider = scripted_agent(
+        model_class, [SEARCH, ANSWER, {"text": "It has peanuts too."}, {"text": "Third."}],
+        knowledge=knowledge, add_history_to_context=True, num_history_runs=1,
+    )
+    agent.run("What is pad thai?")
+    second = agent.run("Anything else?")
+    assert [m.role for m in second.messages] == ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]
+    third = agent.run("And?")
+    # only the last run is replayed
+    assert [m.content for m in third.messages if m.role == "user"] == ["Anything else?", "And?"]
+    assert len(provider.requests) == 4

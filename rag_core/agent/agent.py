@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime
 from typing import Any, AsyncIterator, Callable, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from rag_core.agent.driver import adrive, drive
 from rag_core.agent.events import RunCompleted, RunEvent
@@ -56,7 +56,12 @@ class Agent(BaseModel):
     session_id: str | None = None
     user_id: str | None = None
     session_state: dict[str, Any] | None = None
+    add_history_to_context: bool = False
+    num_history_runs: int = Field(default=3, ge=1)
     clock: Callable[[], datetime] | None = None
+
+    # completed runs of this session, oldest first (kept in memory)
+    _runs: list[RunOutput] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _check(self) -> Agent:
@@ -128,12 +133,22 @@ class Agent(BaseModel):
         system = self.get_system_message()
         if system is not None:
             messages.append(Message(role="system", content=system))
+        if self.add_history_to_context:
+            messages.extend(self.history_messages())
         text = input
         if self.add_knowledge_to_context:
             docs = self.search_knowledge_references(input, references)
             text = user_message_with_references(input, docs, self.references_format)
         messages.append(Message(role="user", content=text))
         return messages
+
+    def history_messages(self) -> list[Message]:
+        """The messages of the last ``num_history_runs`` runs (user, assistant, tool calls and
+        results), oldest first, as they are replayed before a new user message."""
+        replay: list[Message] = []
+        for past in self._runs[-self.num_history_runs :]:
+            replay.extend(past.own_messages)
+        return replay
 
     def _require_model(self) -> Model:
         if self.model is None:
@@ -164,9 +179,11 @@ class Agent(BaseModel):
             agent=self,
             references=output.references,
         )
+        messages = self._initial_messages(input, output.references)
+        output.first_own_message = len(messages) - 1
         return PreparedRun(
             model=model,
-            messages=self._initial_messages(input, output.references),
+            messages=messages,
             functions=self.get_tools(),
             context=context,
             output=output,
@@ -178,6 +195,7 @@ class Agent(BaseModel):
     def _finish(self, output: RunOutput) -> None:
         steps = (self.session_state or {}).get("reasoning_steps", {})
         output.reasoning_steps = list(steps.get(output.run_id, []))
+        self._runs.append(output)
 
     def run(self, input: str, stream: bool = False, *, run_id: str | None = None) -> Any:
         """Run the agent. Returns a RunOutput, or with ``stream=True`` an iterator of events

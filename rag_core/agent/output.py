@@ -51,6 +51,13 @@ class RunOutput:
     requests: list[dict[str, Any]] = field(default_factory=list)
     metrics: RunMetrics = field(default_factory=RunMetrics)
     reasoning_steps: list[dict[str, Any]] = field(default_factory=list)
+    # messages[:first_own_message] are the system message and replayed history
+    first_own_message: int = 0
+
+    @property
+    def own_messages(self) -> list[Message]:
+        """This run's messages: its user message, and the assistant and tool messages after it."""
+        return self.messages[self.first_own_message :]
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,4 +1,4 @@
-"""Golden files: readable YAML snapshots of what an agent sends, compared with a field-by-field diff."""
+"""Readable YAML for goldens and cassettes: multi-line strings as literal blocks, keys in insertion order."""
 
 from __future__ import annotations
 

@@ -1,0 +1,70 @@
+"""The provider emulator as an HTTP server on 127.0.0.1, for recording cassettes without keys.
+
+One server per test process; each case loads its own script before it runs. Models and
+embedders point their ``base_url`` at ``EmulatorServer.url`` while recording.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Sequence
+
+from evals.emulator.provider import ScriptedProvider
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length)
+        provider = self.server.provider
+        if provider is None:
+            reply_status, content_type, payload, headers = 503, "application/json", b'{"error": {"message": "no script loaded"}}', {}
+        else:
+            try:
+                reply = provider.reply("POST", self.path.split("?")[0], body)
+                reply_status, content_type, payload, headers = reply.status, reply.content_type, reply.body, reply.headers
+            except AssertionError as exc:  # the script ran out: answer like a provider would, visibly
+                message = str(exc).replace('"', "'")
+                reply_status, content_type, payload, headers = 500, "application/json", (
+                    '{"error": {"message": "emulator: %s", "type": "emulator_error"}}' % message).encode(), {}
+        self.send_response(reply_status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(payload)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    provider: ScriptedProvider | None = None
+
+
+class EmulatorServer:
+    def __init__(self) -> None:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="rag-core-emulator", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def load(self, turns: Sequence[Any], seed: str) -> ScriptedProvider:
+        """Serve ``turns`` (one per provider call) from now on; ids derive from ``seed``."""
+        provider = ScriptedProvider(list(turns), seed=seed)
+        self._server.provider = provider
+        return provider
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,78 @@
+"""Build the agent a case describes: inline configuration or a ``module:factory`` function."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec
+from evals.harness.errors import CaseFileError
+from rag_core import Agent, Document, Knowledge
+from rag_core.models import OpenAIChat, OpenAIResponses
+from rag_core.models.base import Model
+from rag_core.tools import ReasoningTools
+
+ADAPTERS = {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat}
+
+
+def build_model(spec: ModelSpec, *, base_url: str | None, api_key: str) -> Model:
+    try:
+        return ADAPTERS[spec.api](id=spec.id, api_key=api_key, base_url=base_url, max_retries=0, **spec.options)
+    except TypeError as exc:
+        raise CaseFileError(f"model.options: {exc}") from None
+
+
+def build_knowledge(spec: KnowledgeSpec, fixtures: Path) -> Knowledge:
+    path = fixtures / "corpora" / f"{spec.corpus}.yaml"
+    if not path.exists():
+        raise CaseFileError(f"knowledge.corpus: no corpus {path}")
+    entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+    knowledge = Knowledge(max_results=spec.max_results)
+    knowledge.insert(
+        documents=[Document(content=e["content"], meta_data=e.get("meta_data") or {}, name=e.get("name")) for e in entries]
+    )
+    return knowledge
+
+
+def _tool(entry: Any, where: str) -> Any:
+    """A tool entry: ``reasoning`` / ``{reasoning: {add_instructions: true}}`` or ``module:function``."""
+    if entry == "reasoning":
+        return ReasoningTools()
+    if isinstance(entry, dict) and list(entry) == ["reasoning"]:
+        return ReasoningTools(**(entry["reasoning"] or {}))
+    if isinstance(entry, str) and ":" in entry:
+        return _import(entry, where)
+    raise CaseFileError(f"{where}: unknown tool {entry!r}: use 'reasoning', {{reasoning: {{...}}}} or 'module:function'")
+
+
+def _import(target: str, where: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise CaseFileError(f"{where}: cannot import {target!r} ({exc})") from None
+
+
+def build_agent(case: GoldenCase, model: Model, fixtures: Path) -> Agent:
+    source = case.source or Path("<case>")
+    if isinstance(case.agent, str):
+        factory = _import(case.agent, f"{source}: agent")
+        agent = factory(model)
+        if not isinstance(agent, Agent):
+            raise CaseFileError(f"{source}: agent: {case.agent} returned {type(agent).__name__}, not an Agent")
+        if agent.clock is None:
+            agent.clock = lambda: case.clock
+        return agent
+    options = dict(case.agent)
+    options["tools"] = [_tool(t, f"{source}: agent.tools[{i}]") for i, t in enumerate(options.get("tools", []))]
+    if case.knowledge is not None:
+        options["knowledge"] = build_knowledge(case.knowledge, fixtures)
+    try:
+        return Agent(model=model, clock=lambda: case.clock, **options)
+    except ValidationError as exc:
+        problems = "; ".join(f"agent.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise CaseFileError(f"{source}: {problems}") from None

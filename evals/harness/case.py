@@ -1,0 +1,229 @@
+"""Golden case files: what to run, what the emulator answers, what must come out.
+
+Layout (one case = two files side by side, so reviewers see hand-written intent apart
+from machine-written snapshots):
+
+* ``<id>.yaml`` – the case, written by hand: the agent, its knowledge, the input, the
+  scripted provider turns used when recording with the emulator, and optional hand-written
+  checks under ``expect`` (output ``contains``/``regex``, tool-call ordering options, an
+  expected error).
+* ``<id>.golden.yaml`` – the snapshot, written by ``--update-goldens``: system prompt,
+  user messages, tools, request bodies, tool calls, references, output and usage.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from evals.emulator.script import ScriptedError, ScriptedTurn
+from evals.harness.errors import CaseFileError
+from evals.harness.yaml_lines import line_of, load_with_lines
+
+GOLDEN_SUFFIX = ".golden.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    """Which adapter and model the case talks to, and adapter options (temperature, ...)."""
+
+    api: Literal["openai-responses", "openai-chat"] = "openai-responses"
+    id: str = "gpt-5.2"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class KnowledgeSpec(_Strict):
+    """A corpus from ``fixtures/corpora/<corpus>.yaml`` in an in-memory BM25 store."""
+
+    corpus: str
+    max_results: int = Field(10, ge=1)
+
+
+class ExpectedCall(_Strict):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallsExpect(_Strict):
+    calls: list[ExpectedCall] = Field(default_factory=list)
+    allow_extra: bool = False  # observed calls beyond the expected ones are fine
+    any_order: bool = False  # compare as a multiset, not a sequence
+
+
+class OutputExpect(_Strict):
+    equals: str | None = None
+    contains: str | None = None
+    regex: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> OutputExpect:
+        given = [k for k in ("equals", "contains", "regex") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of equals, contains, regex (got {given or 'none'})")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"regex does not compile: {exc}") from exc
+        return self
+
+
+class ErrorExpect(_Strict):
+    type: str = "ModelProviderError"
+    status_code: int | None = None
+    message: str | None = None  # must be contained in the error message
+
+
+class Expect(_Strict):
+    """Every field is optional; only the fields present are checked."""
+
+    system_prompt: str | None = None
+    user_messages: list[str] | None = None
+    tools: list[dict[str, Any]] | None = None
+    requests: list[dict[str, Any]] | None = None
+    tool_calls: ToolCallsExpect | None = None
+    references: list[dict[str, Any]] | None = None
+    output: OutputExpect | None = None
+    usage: dict[str, int] | None = None
+    error: ErrorExpect | None = None
+
+
+class NormalizeRule(_Strict):
+    """Replace the value at ``path`` (dotted, ``[*]`` for every list item) with ``placeholder``."""
+
+    path: str
+    placeholder: str
+
+
+DEFAULT_RULES = [NormalizeRule(path="references[*].time", placeholder="<elapsed>")]
+
+
+class GoldenCase(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    agent: dict[str, Any] | str = Field(default_factory=dict)
+    model: ModelSpec = Field(default_factory=ModelSpec)
+    knowledge: KnowledgeSpec | None = None
+    input: str | None = None
+    turns: list[str] | None = None
+    stream: bool | list[bool] = False
+    cassette: str | None = None
+    clock: datetime = datetime(2026, 1, 15, 9, 30, 0)
+    emulate: list[ScriptedTurn | ScriptedError] = Field(default_factory=list)
+    normalize: list[NormalizeRule] = Field(default_factory=list)
+    expect: Expect = Field(default_factory=Expect)
+
+    # filled in by the loader
+    source: Path | None = Field(default=None, exclude=True)
+
+    @field_validator("agent")
+    @classmethod
+    def _factory_path(cls, value: Any) -> Any:
+        if isinstance(value, str) and not re.match(r"^[\w.]+:\w+$", value):
+            raise ValueError("a factory must be written 'package.module:function'")
+        return value
+
+    @model_validator(mode="after")
+    def _inputs(self) -> GoldenCase:
+        if (self.input is None) == (self.turns is None):
+            raise ValueError("give exactly one of input or turns")
+        if self.turns is not None and not self.turns:
+            raise ValueError("turns is empty")
+        if isinstance(self.agent, dict):
+            for reserved in ("model", "knowledge", "clock"):
+                if reserved in self.agent:
+                    raise ValueError(f"agent.{reserved}: set it at the case's top level ({reserved}:), not under agent")
+        return self
+
+    @property
+    def inputs(self) -> list[str]:
+        return [self.input] if self.input is not None else list(self.turns or [])
+
+    @property
+    def rules(self) -> list[NormalizeRule]:
+        return DEFAULT_RULES + self.normalize
+
+    @property
+    def golden_path(self) -> Path:
+        assert self.source is not None
+        return self.source.parent / f"{self.id}{GOLDEN_SUFFIX}"
+
+    def cassette_name(self) -> str:
+        return self.cassette or f"{self.id}.yaml"
+
+
+def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path) -> str:
+    problems = []
+    for error in exc.errors():
+        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-union"))))
+        loc = tuple(p for p in loc if p not in ("ScriptedTurn", "ScriptedError"))
+        line = line_of(data, mappings, loc)
+        field = ".".join(str(p) for p in loc) or "(case)"
+        where = f"{path}:{line}" if line else str(path)
+        problems.append(f"{where}: {field}: {error['msg']}")
+    return "\n".join(dict.fromkeys(problems))
+
+
+def parse_case_file(path: Path) -> list[GoldenCase]:
+    """The case(s) in a file: one, or two when ``stream: [false, true]`` asks for both variants."""
+    import yaml
+
+    try:
+        data, mappings = load_with_lines(path)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise CaseFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    except OSError as exc:
+        raise CaseFileError(f"{path}: cannot be read: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CaseFileError(f"{path}: a case file must be a mapping of case fields, got {type(data).__name__}")
+    try:
+        case = GoldenCase.model_validate(data)
+    except ValidationError as exc:
+        raise CaseFileError(_error_location(exc, data, mappings, path)) from None
+    case.source = path
+    if isinstance(case.stream, bool):
+        return [case]
+    variants = []
+    for stream in dict.fromkeys(case.stream):
+        variant = case.model_copy(update={"id": f"{case.id}.{'stream' if stream else 'sync'}", "stream": stream})
+        variant.source = path
+        variants.append(variant)
+    return variants
+
+
+def case_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.yaml") if not p.name.endswith(GOLDEN_SUFFIX))
+
+
+def load_expect(path: Path) -> Expect | None:
+    """The snapshot in a ``.golden.yaml`` file, or None when it does not exist yet."""
+    import yaml
+
+    if not path.exists():
+        return None
+    try:
+        data, mappings = load_with_lines(path)
+    except yaml.YAMLError as exc:
+        raise CaseFileError(f"{path}: not valid YAML: {exc}") from exc
+    try:
+        return Expect.model_validate(data or {})
+    except ValidationError as exc:
+        raise CaseFileError(_error_location(exc, data, mappings, path)) from None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of case files, for editor completion (published as fixtures/goldens/case.schema.json)."""
+    schema = GoldenCase.model_json_schema()
+    schema["properties"].pop("source", None)
+    schema["title"] = "rag-core golden case"
+    return schema

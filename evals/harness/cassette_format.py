@@ -1,0 +1,141 @@
+"""The cassette file format: vcrpy's interactions, written for people to read and review.
+
+* JSON bodies (requests and responses) are stored as YAML structures under ``json:``;
+  server-sent-event streams as text blocks under ``text:``; anything else as ``string:``.
+* ``recorded_with`` says what the cassette was recorded against (emulator or live API),
+  with which SDK version and when.
+* Nothing that looks like a credential is ever written: serialising raises
+  SecretInCassetteError naming the interaction and field instead.
+
+Registered with vcrpy as the ``rag_core`` serializer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evals.harness.errors import CassetteFileError, SecretInCassetteError
+from evals.harness.yaml_dump import dump
+
+SECRET_PATTERNS = {
+    "an OpenAI-style key (sk-…)": re.compile(r"sk-[A-Za-z0-9_-]{20,}"),
+    "a Google API key (AIza…)": re.compile(r"AIza[0-9A-Za-z_-]{30,}"),
+    "a bearer token (Bearer …)": re.compile(r"Bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
+}
+
+
+def _content_type(headers: dict[str, Any]) -> str:
+    for key, value in (headers or {}).items():
+        if key.lower() == "content-type":
+            return (value[0] if isinstance(value, list) else str(value)).lower()
+    return ""
+
+
+def _encode_body(body: Any, content_type: str) -> dict[str, Any]:
+    if body is None or body == "":
+        return {"string": ""}
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return {"base64": __import__("base64").b64encode(body).decode()}
+    if "event-stream" in content_type:
+        return {"text": body}
+    if "json" in content_type or body.lstrip().startswith(("{", "[")):
+        try:
+            return {"json": json.loads(body)}
+        except ValueError:
+            pass
+    return {"string": body}
+
+
+def _decode_body(body: dict[str, Any]) -> Any:
+    if "json" in body:
+        return json.dumps(body["json"], ensure_ascii=False)
+    if "text" in body:
+        return body["text"]
+    if "base64" in body:
+        return __import__("base64").b64decode(body["base64"])
+    return body.get("string", "")
+
+
+def find_secrets(node: Any, where: str = "") -> list[str]:
+    """Where, in a cassette's data, something still looks like a credential."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += find_secrets(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += find_secrets(value, f"{where}[{index}]")
+    elif isinstance(node, str):
+        for label, pattern in SECRET_PATTERNS.items():
+            if pattern.search(node):
+                found.append(f"{where}: {label}")
+    return found
+
+
+def serialize(data: dict[str, Any]) -> str:
+    interactions = []
+    for interaction in data["interactions"]:
+        request, response = dict(interaction["request"]), dict(interaction["response"])
+        request["body"] = _encode_body(request.get("body"), _content_type(request.get("headers", {})))
+        response["body"] = _encode_body(response.get("body", {}).get("string"), _content_type(response.get("headers", {})))
+        interactions.append({"request": request, "response": response})
+    out: dict[str, Any] = {}
+    metadata = data.get("metadata") or {}
+    if "recorded_with" in metadata:
+        out["recorded_with"] = metadata["recorded_with"]
+    out["interactions"] = interactions
+    out["version"] = data.get("version", 1)
+    leaks = find_secrets(out)
+    if leaks:
+        raise SecretInCassetteError(
+            "refusing to write a cassette that still contains credentials:\n  "
+            + "\n  ".join(leaks)
+            + "\nScrub them (the harness removes authorization, api-key, cookie and similar headers; "
+            "check request bodies and query strings) and record again."
+        )
+    return dump(out)
+
+
+def deserialize(text: str) -> dict[str, Any]:
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise ValueError("expected a mapping with an 'interactions' list")
+    interactions = []
+    for index, interaction in enumerate(data["interactions"]):
+        try:
+            request, response = dict(interaction["request"]), dict(interaction["response"])
+            request["body"] = _decode_body(request.get("body") or {})
+            response["body"] = {"string": _decode_body(response.get("body") or {})}
+            for key in ("method", "uri", "headers"):
+                request[key]
+            response["status"]["code"]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"interactions[{index}] is missing {exc}") from exc
+        interactions.append({"request": request, "response": response})
+    out: dict[str, Any] = {"interactions": interactions, "version": data.get("version", 1)}
+    if data.get("recorded_with"):
+        out["metadata"] = {"recorded_with": data["recorded_with"]}
+    return out
+
+
+def read_cassette(path: Path) -> dict[str, Any]:
+    """Load and check a cassette file, with an error naming the file and the cause."""
+    try:
+        return deserialize(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CassetteFileError(f"{path}: cannot be read ({exc})") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise CassetteFileError(f"{where}: the cassette is not valid YAML ({getattr(exc, 'problem', exc)}); "
+                                "fix it or re-record with --record-mode=rewrite") from exc
+    except ValueError as exc:
+        raise CassetteFileError(f"{path}: not a cassette: {exc}; re-record with --record-mode=rewrite") from exc

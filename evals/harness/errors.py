@@ -1,0 +1,23 @@
+"""Errors of the harness. Each names the file (and line or field) it is about."""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """A case, golden or cassette file is unusable; the message says which and why."""
+
+
+class CaseFileError(HarnessError):
+    pass
+
+
+class CassetteFileError(HarnessError):
+    pass
+
+
+class SecretInCassetteError(HarnessError):
+    """A cassette about to be written still contains something that looks like a credential."""
+
+
+class UnrecordedRequestError(HarnessError):
+    """Replay met a request the cassette does not hold."""

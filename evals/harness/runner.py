@@ -1,0 +1,132 @@
+"""Run one golden case: build the agent, replay or record its cassette, observe, compare."""
+
+from __future__ import annotations
+
+import json
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evals.harness import compare as comparing
+from evals.harness.case import GoldenCase, load_expect
+from evals.harness.errors import HarnessError, UnrecordedRequestError
+from evals.harness.observe import normalize, observe
+from evals.harness.recorder import CaseRecorder, api_key, network_blocked
+from evals.harness.build import build_agent, build_model
+from evals.harness.yaml_dump import dump
+
+
+@dataclass
+class Settings:
+    root: Path
+    cases_dir: Path
+    cassettes_dir: Path
+    fixtures_dir: Path
+    record_mode: str = "none"
+    emulator: Any = None  # EmulatorServer while recording against the emulator
+    strict_cassettes: bool = False
+    block_network: bool = False
+    update_goldens: bool = False
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    failures: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    updated: bool = False
+    recorded: bool = False
+    tokens: int = 0
+
+
+def _unrecorded(exc: BaseException | None) -> BaseException | None:
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, CannotOverwriteExistingCassetteException):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _run_turns(agent: Any, case: GoldenCase) -> tuple[list[Any], BaseException | None]:
+    outputs = []
+    for text in case.inputs:
+        try:
+            result = agent.run(text, stream=bool(case.stream))
+            out = list(result)[-1].output if case.stream else result
+        except Exception as exc:
+            partial = getattr(exc, "output", None)
+            if partial is not None:
+                outputs.append(partial)
+            return outputs, exc
+        outputs.append(out)
+    return outputs, None
+
+
+def _sdk_version() -> str:
+    import openai
+
+    return f"openai {openai.__version__}"
+
+
+def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
+    result = CaseResult(case.id)
+    recorder = CaseRecorder(settings.cassettes_dir / case.cassette_name(), settings.record_mode,
+                            settings.emulator.url if settings.emulator else None)
+    recording = recorder.will_record
+    if recording and settings.emulator is not None:
+        settings.emulator.load(case.emulate, seed=case.id)
+    base_url = f"{settings.emulator.url}/v1" if recording and settings.emulator else None
+    model = build_model(case.model, base_url=base_url, api_key=api_key(recording, settings.emulator is not None))
+    agent = build_agent(case, model, settings.fixtures_dir)
+    guard = network_blocked() if (settings.block_network or not recording) else nullcontext()
+    with guard, recorder.use(_sdk_version()) as replay:
+        outputs, error = _run_turns(agent, case)
+    missing = _unrecorded(error)
+    if missing is not None:
+        raise UnrecordedRequestError(
+            f"{case.id}: the agent made a request that {recorder.path.name} does not hold.\n{missing}\n\n"
+            f"Record it: pytest evals/ -k '{case.id}' --record-mode=new_episodes --emulator "
+            f"(or with OPENAI_API_KEY set instead of --emulator, against the live API)"
+        )
+    result.recorded = recording
+    sent = [r for out in outputs for r in out.requests]
+    observed = normalize(observe(agent, outputs, sent, error), case.rules)
+    result.tokens = observed["usage"].get("total_tokens", 0)
+    if not recording:
+        result.stale = _stale(replay.recorded_bodies, sent, recorder.path)
+        if replay.unused:
+            result.failures.append(
+                f"{recorder.path}: {replay.unused} recorded interaction(s) were not used: the run made fewer "
+                "provider calls than when it was recorded (re-record with --record-mode=rewrite if intended)"
+            )
+    golden_path = case.golden_path
+    if settings.update_goldens:
+        text = dump({k: v for k, v in observed.items()})
+        if not golden_path.exists() or golden_path.read_text(encoding="utf-8") != text:
+            golden_path.write_text(text, encoding="utf-8")
+            result.updated = True
+        result.failures += [f for f in comparing.compare(case, None, observed, golden_path)]
+        return result
+    golden = load_expect(golden_path)
+    if golden is None:
+        result.failures.append(f"{golden_path}: no golden file yet; run `pytest evals/ --update-goldens -k '{case.id}'` and review it")
+    result.failures += comparing.compare(case, golden, observed, golden_path)
+    if result.stale and settings.strict_cassettes:
+        result.failures += result.stale
+    return result
+
+
+def _stale(recorded: list[Any], sent: list[dict[str, Any]], path: Path) -> list[str]:
+    reports = []
+    for index, (old, new) in enumerate(zip(recorded, sent)):
+        if old != json.loads(json.dumps(new)):
+            reports.append(
+                f"stale cassette {path} (request #{index + 1} differs from what the agent now sends; "
+                f"re-record with --record-mode=rewrite):\n" + comparing.unified(f"{path.name}:request[{index}]", old, new)
+            )
+    return reports
