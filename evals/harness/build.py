@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec
 from evals.harness.errors import CaseFileError
+from evals.harness.paths import shown
 from rag_core import Agent, Document, Knowledge
 from rag_core.models import OpenAIChat, OpenAIResponses
 from rag_core.models.base import Model
@@ -58,7 +59,7 @@ def _import(target: str, where: str) -> Any:
 
 
 def build_agent(case: GoldenCase, model: Model, fixtures: Path) -> Agent:
-    source = case.source or Path("<case>")
+    source = shown(case.source)
     if isinstance(case.agent, str):
         factory = _import(case.agent, f"{source}: agent")
         agent = factory(model)

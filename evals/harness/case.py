@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evals.emulator.script import ScriptedError, ScriptedTurn
 from evals.harness.errors import CaseFileError
+from evals.harness.paths import shown
 from evals.harness.yaml_lines import line_of, load_with_lines
 
 GOLDEN_SUFFIX = ".golden.yaml"
@@ -167,7 +168,7 @@ def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path) 
         loc = tuple(p for p in loc if p not in ("ScriptedTurn", "ScriptedError"))
         line = line_of(data, mappings, loc)
         field = ".".join(str(p) for p in loc) or "(case)"
-        where = f"{path}:{line}" if line else str(path)
+        where = f"{shown(path)}:{line}" if line else shown(path)
         problems.append(f"{where}: {field}: {error['msg']}")
     return "\n".join(dict.fromkeys(problems))
 
@@ -180,12 +181,12 @@ def parse_case_file(path: Path) -> list[GoldenCase]:
         data, mappings = load_with_lines(path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
         raise CaseFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     except OSError as exc:
-        raise CaseFileError(f"{path}: cannot be read: {exc}") from exc
+        raise CaseFileError(f"{shown(path)}: cannot be read: {exc}") from exc
     if not isinstance(data, dict):
-        raise CaseFileError(f"{path}: a case file must be a mapping of case fields, got {type(data).__name__}")
+        raise CaseFileError(f"{shown(path)}: a case file must be a mapping of case fields, got {type(data).__name__}")
     try:
         case = GoldenCase.model_validate(data)
     except ValidationError as exc:
@@ -214,7 +215,7 @@ def load_expect(path: Path) -> Expect | None:
     try:
         data, mappings = load_with_lines(path)
     except yaml.YAMLError as exc:
-        raise CaseFileError(f"{path}: not valid YAML: {exc}") from exc
+        raise CaseFileError(f"{shown(path)}: not valid YAML: {exc}") from exc
     try:
         return Expect.model_validate(data or {})
     except ValidationError as exc:

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from evals.harness.errors import CassetteFileError, SecretInCassetteError
+from evals.harness.paths import shown
 from evals.harness.yaml_dump import dump
 
 SECRET_PATTERNS = {
@@ -131,11 +132,11 @@ def read_cassette(path: Path) -> dict[str, Any]:
     try:
         return deserialize(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteFileError(f"{path}: cannot be read ({exc})") from exc
+        raise CassetteFileError(f"{shown(path)}: cannot be read ({exc})") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
         raise CassetteFileError(f"{where}: the cassette is not valid YAML ({getattr(exc, 'problem', exc)}); "
                                 "fix it or re-record with --record-mode=rewrite") from exc
     except ValueError as exc:
-        raise CassetteFileError(f"{path}: not a cassette: {exc}; re-record with --record-mode=rewrite") from exc
+        raise CassetteFileError(f"{shown(path)}: not a cassette: {exc}; re-record with --record-mode=rewrite") from exc

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.harness.case import Expect, GoldenCase, ToolCallsExpect
+from evals.harness.paths import shown
 from evals.harness.yaml_dump import dump
 
 SNAPSHOT_FIELDS = ("system_prompt", "user_messages", "tools", "requests", "references", "usage", "error")
@@ -56,9 +57,10 @@ def compare(case: GoldenCase, golden: Expect | None, observed: dict[str, Any], g
     """One message per failed check; each names the file and the field."""
     failures: list[str] = []
     hand = case.expect
-    case_file = case.source
+    case_file = shown(case.source)
+    golden_file = shown(golden_path)
     for name in SNAPSHOT_FIELDS:
-        for source, expect in ((golden_path, golden), (case_file, hand)):
+        for source, expect in ((golden_file, golden), (case_file, hand)):
             if expect is not None and name in expect.model_fields_set and name != "error":
                 wanted = getattr(expect, name)
                 if wanted != observed.get(name):
@@ -73,7 +75,7 @@ def compare(case: GoldenCase, golden: Expect | None, observed: dict[str, Any], g
             any_order=options.any_order if options else False,
         )
     if expected_calls is not None and not check_tool_calls(expected_calls, calls):
-        source = case_file if options is not None and options.calls else golden_path
+        source = case_file if options is not None and options.calls else golden_file
         mode = ", ".join(k for k in ("any_order", "allow_extra") if getattr(expected_calls, k)) or "exact order"
         failures.append(
             unified(f"{source}:tool_calls ({mode})",
@@ -86,7 +88,7 @@ def compare(case: GoldenCase, golden: Expect | None, observed: dict[str, Any], g
     elif golden is not None and "output" in golden.model_fields_set:
         wanted = golden.output.model_dump(exclude_none=True) if golden.output is not None else None
         if wanted != observed["output"]:
-            failures.append(unified(f"{golden_path}:output", wanted, observed["output"]))
+            failures.append(unified(f"{golden_file}:output", wanted, observed["output"]))
     failures += _check_error(case, golden, observed, golden_path)
     return failures
 
@@ -97,7 +99,7 @@ def _check_error(case: GoldenCase, golden: Expect | None, observed: dict[str, An
     wanted = case.expect.error
     if wanted is not None:
         if got is None:
-            failures.append(f"{case.source}:error: expected a {wanted.type}, but the run succeeded")
+            failures.append(f"{shown(case.source)}:error: expected a {wanted.type}, but the run succeeded")
         else:
             problems = []
             if got["type"] != wanted.type:
@@ -107,11 +109,11 @@ def _check_error(case: GoldenCase, golden: Expect | None, observed: dict[str, An
             if wanted.message is not None and wanted.message not in got["message"]:
                 problems.append(f"message {got['message']!r} does not contain {wanted.message!r}")
             if problems:
-                failures.append(f"{case.source}:error: " + "; ".join(problems))
+                failures.append(f"{shown(case.source)}:error: " + "; ".join(problems))
     elif got is not None:
-        failures.append(f"{case.source}: the run failed with {got['type']}: {got['message']}")
+        failures.append(f"{shown(case.source)}: the run failed with {got['type']}: {got['message']}")
     if golden is not None and "error" in golden.model_fields_set:
         snapshot = golden.error.model_dump() if golden.error is not None else None
         if snapshot != got:
-            failures.append(unified(f"{golden_path}:error", snapshot, got))
+            failures.append(unified(f"{shown(golden_path)}:error", snapshot, got))
     return failures

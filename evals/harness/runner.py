@@ -101,7 +101,7 @@ def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
         result.stale = _stale(replay.recorded_bodies, sent, recorder.path)
         if replay.unused:
             result.failures.append(
-                f"{recorder.path}: {replay.unused} recorded interaction(s) were not used: the run made fewer "
+                f"{comparing.shown(recorder.path)}: {replay.unused} recorded interaction(s) were not used: the run made fewer "
                 "provider calls than when it was recorded (re-record with --record-mode=rewrite if intended)"
             )
     golden_path = case.golden_path
@@ -114,7 +114,7 @@ def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
         return result
     golden = load_expect(golden_path)
     if golden is None:
-        result.failures.append(f"{golden_path}: no golden file yet; run `pytest evals/ --update-goldens -k '{case.id}'` and review it")
+        result.failures.append(f"{comparing.shown(golden_path)}: no golden file yet; run `pytest evals/ --update-goldens -k '{case.id}'` and review it")
     result.failures += comparing.compare(case, golden, observed, golden_path)
     if result.stale and settings.strict_cassettes:
         result.failures += result.stale
@@ -126,7 +126,7 @@ def _stale(recorded: list[Any], sent: list[dict[str, Any]], path: Path) -> list[
     for index, (old, new) in enumerate(zip(recorded, sent)):
         if old != json.loads(json.dumps(new)):
             reports.append(
-                f"stale cassette {path} (request #{index + 1} differs from what the agent now sends; "
+                f"stale cassette {comparing.shown(path)} (request #{index + 1} differs from what the agent now sends; "
                 f"re-record with --record-mode=rewrite):\n" + comparing.unified(f"{path.name}:request[{index}]", old, new)
             )
     return reports

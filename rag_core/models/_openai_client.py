@@ -78,16 +78,23 @@ def _shared_tls_context() -> Any:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-@functools.cache
+_SHARED_CLIENTS: dict[int, Any] = {}
+
+
 def _shared_http_client() -> Any:
     """One process-wide HTTP client for every model built without ``http_client``.
 
     Building a client loads the CA bundle (about 20 ms); models are cheap to create
-    (tests build one per case), so they share the client and its connection pool.
+    (tests build one per case), so they share the client and its connection pool. The
+    cache is keyed by the openai module itself, in case that module is ever re-imported.
     """
     import openai
 
-    return openai.DefaultHttpxClient(verify=_shared_tls_context())
+    client = _SHARED_CLIENTS.get(id(openai))
+    if client is None:
+        _SHARED_CLIENTS.clear()
+        client = _SHARED_CLIENTS[id(openai)] = openai.DefaultHttpxClient(verify=_shared_tls_context())
+    return client
 
 
 def _is_async_client(client: Any) -> bool:

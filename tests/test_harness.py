@@ -1,0 +1,196 @@
+"""Meta-tests: the golden harness, run as a user runs it (pytester), does what the README promises."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+# pytester's in-process runs forget modules first imported inside them, and extension
+# modules (numpy) cannot be imported twice: import them here, before any run.
+import bm25s  # noqa: E402,F401
+import numpy  # noqa: E402,F401
+import openai  # noqa: E402,F401
+import vcr  # noqa: E402,F401
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TOOLS = '''
+def lookup(term: str) -> str:
+    """Look a term up in the pantry list."""
+    return "fish sauce, palm sugar, tamarind"
+'''
+
+CASES = {
+    "with_markdown": """
+        id: with_markdown
+        agent: {markdown: true, instructions: [Be brief.]}
+        knowledge: {corpus: thai_recipes}
+        input: How do I make pad thai?
+        emulate:
+          - tool_calls: [{name: search_knowledge_base, arguments: {query: pad thai}}]
+          - text: Soak the noodles.
+    """,
+    "with_tool": """
+        id: with_tool
+        agent: {tools: ["pantry_tools:lookup"]}
+        input: What is in the pantry?
+        emulate:
+          - tool_calls: [{name: lookup, arguments: {term: pantry}}]
+          - text: Fish sauce and palm sugar.
+    """,
+}
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A user project: two cases, a corpus, a tool module, the two-line test file."""
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\npythonpath = .\n")
+    (pytester.path / "fixtures" / "corpora").mkdir(parents=True)
+    shutil.copy(ROOT / "fixtures" / "corpora" / "thai_recipes.yaml", pytester.path / "fixtures" / "corpora")
+    goldens = pytester.path / "fixtures" / "goldens"
+    goldens.mkdir()
+    for name, body in CASES.items():
+        (goldens / f"{name}.yaml").write_text(textwrap.dedent(body))
+    (pytester.path / "pantry_tools.py").write_text(TOOLS)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "test_goldens.py").write_text(
+        "def test_golden_case(golden_case, golden_harness):\n    golden_harness.check(golden_case)\n"
+    )
+    return pytester
+
+
+def record(project: pytest.Pytester, *extra: str) -> pytest.RunResult:
+    result = project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens", *extra)
+    result.assert_outcomes(passed=len(CASES))
+    return result
+
+
+def test_record_then_replay(project):
+    record(project)
+    assert sorted(p.name for p in (project.path / "cassettes").iterdir()) == ["with_markdown.yaml", "with_tool.yaml"]
+    cassette = (project.path / "cassettes" / "with_tool.yaml").read_text()
+    assert "target: rag-core provider emulator" in cassette and "sdk: openai" in cassette
+    assert "sk-rag-core-replay" not in cassette and "authorization" not in cassette.lower()
+    result = project.runpytest("evals", "--golden-report=report.md")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*2 cases, 0 failed, 0 goldens updated, 0 recorded, 0 stale cassettes*"])
+    assert "| 2 | 0 | 0 | 0 | 0 |" in (project.path / "report.md").read_text()
+
+
+def test_a_prompt_edit_fails_exactly_the_affected_case_and_update_goldens_accepts_it(project):
+    record(project)
+    case = project.path / "fixtures" / "goldens" / "with_markdown.yaml"
+    case.write_text(case.read_text().replace("Be brief.", "Be very brief."))
+    result = project.runpytest("evals")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "--- fixtures/goldens/with_markdown.golden.yaml:system_prompt (expected)",
+        "*-  Be brief.",
+        "*+  Be very brief.",
+        "*FAILED evals/test_goldens.py::test_golden_case?with_markdown?*",
+    ])
+    assert "stale cassette: with_markdown" in result.stdout.str()
+    project.runpytest("evals", "--update-goldens").assert_outcomes(passed=2)
+    project.runpytest("evals", "--no-strict-cassettes").assert_outcomes(passed=2)
+    strict = project.runpytest("evals", "--strict-cassettes")
+    strict.assert_outcomes(passed=1, failed=1)
+    strict.stdout.fnmatch_lines(["*stale cassette cassettes/with_markdown.yaml (request #1 differs*"])
+    project.runpytest("evals", "--record-mode=rewrite", "--emulator", "--update-goldens", "-k", "with_markdown").assert_outcomes(passed=1)
+    project.runpytest("evals", "--strict-cassettes").assert_outcomes(passed=2)
+
+
+def test_a_tool_docstring_edit_fails_only_the_case_using_the_tool(project):
+    record(project)
+    tools = project.path / "pantry_tools.py"
+    tools.write_text(TOOLS.replace("Look a term up in the pantry list.", "Find a term in the pantry."))
+    result = project.runpytest("evals")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*with_tool.golden.yaml:tools (expected)*", "*-  description: Look a term up*"])
+
+
+def test_an_unrecorded_request_fails_under_replay_with_how_to_record(project):
+    record(project)
+    cassette = project.path / "cassettes" / "with_tool.yaml"
+    text = cassette.read_text()
+    cassette.write_text(text[: text.index("- request:", text.index("- request:") + 1)] + "version: 1\n")
+    result = project.runpytest("evals", "-k", "with_tool")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*with_tool: the agent made a request that with_tool.yaml does not hold*",
+        "*Record it: pytest evals/ -k 'with_tool' --record-mode=new_episodes --emulator*",
+    ])
+
+
+def test_unused_recorded_interactions_fail_the_case(project):
+    record(project)
+    case = project.path / "fixtures" / "goldens" / "with_tool.yaml"
+    case.write_text(case.read_text().replace("agent: {tools: [\"pantry_tools:lookup\"]}", "agent: {tools: [\"pantry_tools:lookup\"], tool_call_limit: 0, max_rounds: 1}"))
+    result = project.runpytest("evals", "-k", "with_tool")
+    result.assert_outcomes(failed=1)
+
+
+def test_a_missing_cassette_with_no_recording_is_a_clear_failure(project):
+    result = project.runpytest("evals", "-k", "with_tool")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*does not hold*", "*Record it*"])
+
+
+def test_a_secret_is_refused_and_no_cassette_written(project):
+    case = project.path / "fixtures" / "goldens" / "with_tool.yaml"
+    case.write_text(case.read_text().replace("input: What is in the pantry?",
+                                             "input: 'My key is sk-abcdefghijklmnopqrstuvwxyz0123'"))
+    result = project.runpytest("evals", "--record-mode=once", "--emulator", "-k", "with_tool")
+    result.assert_outcomes(errors=0, failed=1)
+    result.stdout.fnmatch_lines([
+        "*refusing to write a cassette that still contains credentials*",
+        "*interactions?0?.request.body.json.input?0?.content: an OpenAI-style key*",
+    ])
+    assert not (project.path / "cassettes" / "with_tool.yaml").exists()
+
+
+def test_recording_without_keys_or_emulator_says_how(project, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = project.runpytest("evals", "--record-mode=once", "-k", "with_tool")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*set OPENAI_API_KEY to record against the live API, or pass --emulator*"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("id: bad\ninput: hi\nagnet: {}\n", "fixtures/goldens/broken.yaml:3: agnet: Extra inputs are not permitted"),
+        ("id: bad\ninput: [unclosed\n", "fixtures/goldens/broken.yaml:3: not valid YAML*"),
+        ("id: bad\ninput: hi\nturns: [a]\n", "*broken.yaml: (case): Value error, give exactly one of input or turns*"),
+        ("id: bad\ninput: hi\nemulate:\n  - {txt: hi}\n", "*broken.yaml:4: emulate.0*txt*"),
+        ("id: bad\ninput: hi\nagent: {no_such_option: 1}\n", "*agent.no_such_option: Extra inputs are not permitted*"),
+        ("- just\n- a list\n", "*broken.yaml: a case file must be a mapping*"),
+    ],
+)
+def test_malformed_case_files_give_one_clear_error_each(project, content, message):
+    (project.path / "fixtures" / "goldens" / "broken.yaml").write_text(content)
+    result = project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([message])
+
+
+def test_a_corrupt_cassette_is_a_clear_error(project):
+    record(project)
+    (project.path / "cassettes" / "with_tool.yaml").write_text("interactions: [oops\n")
+    result = project.runpytest("evals", "-k", "with_tool")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cassettes/with_tool.yaml:*the cassette is not valid YAML*re-record*"])
+
+
+def test_xdist_with_update_goldens(project):
+    record(project)
+    for golden in (project.path / "fixtures" / "goldens").glob("*.golden.yaml"):
+        golden.unlink()
+    result = project.runpytest_subprocess("evals", "-n", "2", "--update-goldens")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*2 cases, 0 failed, 2 goldens updated*"])
+    project.runpytest_subprocess("evals", "-n", "2").assert_outcomes(passed=2)
