@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from pathlib import Path
 from typing import Any
@@ -27,14 +28,19 @@ def build_model(spec: ModelSpec, *, base_url: str | None, api_key: str) -> Model
         raise CaseFileError(f"model.options: {exc}") from None
 
 
+@functools.lru_cache(maxsize=32)
+def _corpus(path: Path, mtime_ns: int) -> list[dict[str, Any]]:
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def build_knowledge(spec: KnowledgeSpec, fixtures: Path) -> Knowledge:
     path = fixtures / "corpora" / f"{spec.corpus}.yaml"
     if not path.exists():
-        raise CaseFileError(f"knowledge.corpus: no corpus {path}")
-    entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raise CaseFileError(f"knowledge.corpus: no corpus {shown(path)}")
+    entries = _corpus(path, path.stat().st_mtime_ns)
     knowledge = Knowledge(max_results=spec.max_results)
     knowledge.insert(
-        documents=[Document(content=e["content"], meta_data=e.get("meta_data") or {}, name=e.get("name")) for e in entries]
+        documents=[Document(content=e["content"], meta_data=dict(e.get("meta_data") or {}), name=e.get("name")) for e in entries]
     )
     return knowledge
 

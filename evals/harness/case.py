@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evals.emulator.script import ScriptedError, ScriptedTurn
@@ -26,6 +27,7 @@ from evals.harness.paths import shown
 from evals.harness.yaml_lines import line_of, load_with_lines
 
 GOLDEN_SUFFIX = ".golden.yaml"
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Strict(BaseModel):
@@ -175,8 +177,6 @@ def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path) 
 
 def parse_case_file(path: Path) -> list[GoldenCase]:
     """The case(s) in a file: one, or two when ``stream: [false, true]`` asks for both variants."""
-    import yaml
-
     try:
         data, mappings = load_with_lines(path)
     except yaml.YAMLError as exc:
@@ -208,10 +208,13 @@ def case_files(folder: Path) -> list[Path]:
 
 def load_expect(path: Path) -> Expect | None:
     """The snapshot in a ``.golden.yaml`` file, or None when it does not exist yet."""
-    import yaml
-
     if not path.exists():
         return None
+    try:
+        # the fast C parser first; line numbers are worked out only if there is an error
+        return Expect.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=_FAST_LOADER) or {})
+    except (yaml.YAMLError, ValidationError):
+        pass
     try:
         data, mappings = load_with_lines(path)
     except yaml.YAMLError as exc:

@@ -12,6 +12,7 @@ Registered with vcrpy as the ``rag_core`` serializer.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -105,8 +106,14 @@ def serialize(data: dict[str, Any]) -> str:
     return dump(out)
 
 
+@functools.lru_cache(maxsize=64)
+def _parse(text: str) -> Any:
+    """Parsed YAML of a cassette text; the same text is parsed once per process (callers copy)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def deserialize(text: str) -> dict[str, Any]:
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = _parse(text)
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise ValueError("expected a mapping with an 'interactions' list")
     interactions = []

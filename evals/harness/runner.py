@@ -10,7 +10,7 @@ from typing import Any
 
 from evals.harness import compare as comparing
 from evals.harness.case import GoldenCase, load_expect
-from evals.harness.errors import HarnessError, UnrecordedRequestError
+from evals.harness.errors import UnrecordedRequestError
 from evals.harness.observe import normalize, observe
 from evals.harness.recorder import CaseRecorder, api_key, network_blocked
 from evals.harness.build import build_agent, build_model
