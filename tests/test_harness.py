@@ -194,3 +194,12 @@ def test_xdist_with_update_goldens(project):
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*2 cases, 0 failed, 2 goldens updated*"])
     project.runpytest_subprocess("evals", "-n", "2").assert_outcomes(passed=2)
+
+
+def test_the_published_case_schema_is_current():
+    import json
+
+    from evals.harness.case import json_schema
+
+    published = json.loads((ROOT / "fixtures" / "goldens" / "case.schema.json").read_text())
+    assert published == json_schema(), "regenerate fixtures/goldens/case.schema.json from evals.harness.case.json_schema()"

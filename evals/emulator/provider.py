@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from evals.emulator import openai_chat, openai_responses
+from evals.emulator import cohere_v2, openai_chat, openai_embeddings, openai_responses
 from evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
 
 
@@ -35,6 +35,13 @@ class ScriptedProvider:
 
     def reply(self, method: str, path: str, body: bytes) -> Reply:
         request = json.loads(body or b"{}")
+        # embeddings and reranking are answered deterministically and do not use up the script
+        if path.endswith("/embeddings"):
+            return self._json(openai_embeddings.embeddings_json(request))
+        if path.endswith("/v2/embed"):
+            return self._json(cohere_v2.embed_json(request, self.ids))
+        if path.endswith("/v2/rerank"):
+            return self._json(cohere_v2.rerank_json(request, self.ids))
         self.requests.append(request)
         self.paths.append(path)
         index = len(self.requests) - 1
@@ -54,6 +61,8 @@ class ScriptedProvider:
                 events = openai_responses.response_events(turn, request, self.ids)
                 return Reply(200, "text/event-stream; charset=utf-8", openai_responses.sse(events).encode(), headers)
             payload = openai_responses.response_json(turn, request, self.ids)
+        elif path.endswith("/v2/chat"):
+            payload = cohere_v2.chat_json(turn, request, self.ids)
         elif path.endswith("/chat/completions"):
             if stream:
                 chunks = openai_chat.completion_chunks(turn, request, self.ids)
@@ -62,6 +71,10 @@ class ScriptedProvider:
         else:
             error = {"error": {"message": f"the emulator does not serve {method} {path}", "type": "not_found"}}
             return Reply(404, "application/json", json.dumps(error).encode(), headers)
+        return Reply(200, "application/json", json.dumps(payload, ensure_ascii=False).encode(), headers)
+
+    def _json(self, payload: dict[str, Any]) -> Reply:
+        headers = {"x-request-id": self.ids.next("req", 32)}
         return Reply(200, "application/json", json.dumps(payload, ensure_ascii=False).encode(), headers)
 
     def transport(self) -> Any:

@@ -1,0 +1,39 @@
+"""Validate request bodies against the provider SDK's own request types."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+from pydantic import TypeAdapter
+
+
+def _validate(params_type: Any, body: dict[str, Any]) -> None:
+    """Unknown top-level keys are errors too: pydantic ignores extra keys of a TypedDict,
+    and a misspelt option must not pass."""
+    unknown = set(body) - set(typing.get_type_hints(params_type))
+    if unknown:
+        raise ValueError(f"keys the SDK does not know: {sorted(unknown)}")
+    TypeAdapter(params_type).validate_python(body)
+
+
+def validate_responses_body(body: dict[str, Any]) -> None:
+    from openai.types.responses import response_create_params as p
+
+    _validate(p.ResponseCreateParamsStreaming if body.get("stream") else p.ResponseCreateParamsNonStreaming, body)
+
+
+def validate_chat_body(body: dict[str, Any]) -> None:
+    from openai.types.chat import completion_create_params as p
+
+    _validate(p.CompletionCreateParamsStreaming if body.get("stream") else p.CompletionCreateParamsNonStreaming, body)
+
+
+def validate_request(path: str, body: dict[str, Any]) -> None:
+    """Validate a body by the endpoint it goes to (``/responses`` or ``/chat/completions``)."""
+    if path.endswith("/responses"):
+        validate_responses_body(body)
+    elif path.endswith("/chat/completions"):
+        validate_chat_body(body)
+    else:
+        raise ValueError(f"no SDK request type known for {path}")

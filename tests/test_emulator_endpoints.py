@@ -1,0 +1,72 @@
+"""Emulated embeddings, reranking and Cohere chat parse like the real recordings, through the SDKs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from evals.emulator import cohere_v2, openai_embeddings
+from evals.emulator.script import DeterministicIds, ScriptedTurn
+from evals.emulator.server import EmulatorServer
+from rag_core import Document
+from rag_core.embedder import CohereEmbedder, OpenAIEmbedder
+from rag_core.reranker import CohereReranker
+from tests.recordings import response_json
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    server = EmulatorServer()
+    server.load([], seed="endpoints")
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("dimensions", [None, 256])
+def test_openai_embeddings_through_the_sdk(emulator, dimensions):
+    embedder = OpenAIEmbedder(api_key="sk-x", base_url=f"{emulator.url}/v1", dimensions=dimensions, max_retries=0)
+    pad, pad_again, curry = embedder.embed(["pad thai noodles", "pad thai noodles", "green curry paste"])
+    assert len(pad) == (dimensions or 1536)
+    assert pad == pad_again and abs(np.linalg.norm(pad) - 1) < 1e-3
+    assert np.dot(pad, embedder.get_embedding("thai noodles")) > np.dot(curry, embedder.get_embedding("thai noodles"))
+
+
+def test_openai_embeddings_reply_has_the_real_shape():
+    real = response_json("openai/embeddings_text-embedding-3-small_base64_batch.yaml")
+    fake = openai_embeddings.embeddings_json({"model": "text-embedding-3-small", "input": ["a", "b"], "encoding_format": "base64"})
+    assert set(fake) == set(real) and set(fake["data"][0]) == set(real["data"][0])
+    assert set(fake["usage"]) == set(real["usage"])
+    assert len(fake["data"][0]["embedding"]) == len(real["data"][0]["embedding"])  # same base64 length: 1536 floats
+
+
+def test_cohere_embed_and_rerank_through_the_sdk(emulator):
+    pytest.importorskip("cohere")
+    embedder = CohereEmbedder(api_key="co-x", base_url=emulator.url)
+    assert len(embedder.get_embedding("hello")) == 1536
+    docs = [Document(content="Green curry paste.", id="a"), Document(content="Pad thai noodles with tamarind.", id="b")]
+    ranked = CohereReranker(api_key="co-x", base_url=emulator.url).rerank("pad thai tamarind", docs)
+    assert [d.id for d in ranked] == ["b", "a"]
+    assert ranked[0].meta_data["reranking_score"] == 1.0
+
+
+def test_cohere_replies_validate_against_the_sdk_types_like_the_real_ones():
+    cohere = pytest.importorskip("cohere")
+    ids = DeterministicIds("c")
+    for real_name, fake, model in (
+        ("cohere/cohere_v2_embed_embed-v4.0_float.yaml", cohere_v2.embed_json({"texts": ["Hello, world!"]}, ids), cohere.EmbedByTypeResponse),
+        ("cohere/cohere_v2_rerank_rerank-v3.5.yaml", cohere_v2.rerank_json({"query": "q", "documents": ["a q", "b"]}, ids), cohere.RerankResponse),
+    ):
+        real = response_json(real_name)
+        model.model_validate(real)
+        model.model_validate(fake)
+        assert set(fake) == set(real)
+    from cohere.v2 import V2ChatResponse
+
+    real_chat = response_json("cohere/cohere_v2_chat_tool_call_command-r.yaml")
+    fake_chat = cohere_v2.chat_json(ScriptedTurn(tool_calls=[{"name": "Person", "arguments": {"name": "Erick", "age": 27}}]), {}, ids)
+    for chat in (real_chat, fake_chat):
+        parsed = V2ChatResponse.model_validate(chat)
+        assert parsed.finish_reason == "TOOL_CALL"
+        assert json.loads(parsed.message.tool_calls[0].function.arguments) == {"age": 27, "name": "Erick"}
