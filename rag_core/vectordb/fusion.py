@@ -5,15 +5,11 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 
-SIMILARITY_PRECISION = 6
-
-
 def rank_order(scored: Iterable[tuple[str, float]], precision: int | None = None) -> list[tuple[str, float]]:
     """Sort by score descending, then by id ascending, so ties never depend on input order.
 
-    With ``precision``, scores equal to that many decimals count as ties. Similarity
-    scores use it: stores compute cosine in different arithmetic (numpy float32, pgvector,
-    hnswlib), and near-ties must fall the same way everywhere.
+    With ``precision``, scores equal to that many decimals count as ties (see
+    ``similarity.SIMILARITY_PRECISION``).
     """
     if precision is None:
         return sorted(scored, key=lambda item: (-item[1], item[0]))

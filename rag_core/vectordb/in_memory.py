@@ -12,7 +12,8 @@ from typing import Any
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError, matches
 from rag_core.vectordb.bm25_index import BM25Index
-from rag_core.vectordb.fusion import SIMILARITY_PRECISION, top_ranked
+from rag_core.vectordb.fusion import top_ranked
+from rag_core.vectordb.similarity import SIMILARITY_PRECISION, cosine_scores, normalized_rows
 
 
 class InMemoryVectorDb(VectorDb):
@@ -66,19 +67,14 @@ class InMemoryVectorDb(VectorDb):
         return self._bm25.rank(query, depth, self._allowed(filters))
 
     def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
-        import numpy as np
-
         if not self._docs:
             return []
         if self._matrix is None:
             self._matrix_ids = sorted(self._docs)
-            matrix = np.asarray([self._docs[i].embedding for i in self._matrix_ids], dtype=np.float32)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            self._matrix = matrix / np.where(norms == 0, 1, norms)
-        q = np.asarray(vector, dtype=np.float32)
-        if q.shape[0] != self._matrix.shape[1]:
-            raise VectorDbError(f"query embedding has {q.shape[0]} dimensions, the store holds {self._matrix.shape[1]}")
-        scores = self._matrix @ (q / (np.linalg.norm(q) or 1.0))
+            self._matrix = normalized_rows([self._docs[i].embedding for i in self._matrix_ids])
+        if len(vector) != self._matrix.shape[1]:
+            raise VectorDbError(f"query embedding has {len(vector)} dimensions, the store holds {self._matrix.shape[1]}")
+        scores = cosine_scores(self._matrix, vector)
         ids = self._matrix_ids
         allowed = self._allowed(filters)
         if allowed is not None:

@@ -19,7 +19,8 @@ from typing import Any, Literal
 from rag_core._optional import require
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
-from rag_core.vectordb.fusion import SIMILARITY_PRECISION, rank_order
+from rag_core.vectordb.fusion import top_ranked
+from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -91,6 +92,8 @@ class PgVector(VectorDb):
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise VectorDbError(f"cannot connect to PostgreSQL at {_masked(self.db_url)}: {reason}") from exc
             self._conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            pgvector_psycopg = require("pgvector.psycopg", extra="pgvector", feature="PgVector", package="pgvector")
+            pgvector_psycopg.register_vector(self._conn)  # embeddings come back as numpy arrays
         return self._conn
 
     def _stored_dimensions(self) -> int | None:
@@ -271,16 +274,25 @@ class PgVector(VectorDb):
         conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")  # filters must not starve the index scan
 
     def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
+        """Candidates by pgvector's distance (HNSW or a scan), then ranked by the shared
+        cosine (see similarity.py), so exact search agrees with the other stores."""
         if not self._exists():
             return []
         self._check_query(vector)
-        query, params = self._vector_cte(filters)
-        literal = _vector_literal(vector)
+        sql = self._sql()
+        where, params = self._filter(filters)
+        query = sql.SQL(
+            "SELECT id, embedding FROM {} WHERE embedding IS NOT NULL AND {} "
+            "ORDER BY embedding <=> %s::vector LIMIT %s"
+        ).format(self._table, where)
         conn = self._connection()
         with conn.transaction():
             self._search_settings(conn)
-            rows = conn.execute(query, (literal, *params, literal, depth)).fetchall()
-        return rank_order(((r[0], float(r[1])) for r in rows), SIMILARITY_PRECISION)
+            rows = conn.execute(query, (*params, _vector_literal(vector), depth + candidate_margin(depth))).fetchall()
+        if not rows:
+            return []
+        scores = cosine_scores(normalized_rows([r[1].to_numpy() for r in rows]), vector)
+        return top_ranked([r[0] for r in rows], scores, depth, SIMILARITY_PRECISION)
 
     def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
         if not self._exists():

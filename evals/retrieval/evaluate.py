@@ -1,0 +1,127 @@
+"""Run one retriever of a suite over its dataset and measure it."""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from evals.retrieval.datasets import BEIR_HELP, Dataset, DatasetError, load_beir, load_judged_yaml
+from evals.retrieval.metrics import evaluate, per_query, run_from_ranking
+from evals.retrieval.suite import EmbedderSpec, RetrieverSpec, SuiteSpec
+from rag_core import Document
+from rag_core.embedder import EmbeddingCache
+
+
+class DatasetUnavailable(Exception):
+    """The suite's dataset is not on this machine (e.g. a BEIR download); the message says how to get it."""
+
+
+@dataclass
+class RetrieverResult:
+    suite: str
+    retriever: str
+    metrics: dict[str, float]
+    per_query: dict[str, dict[str, float]]  # metric -> query -> value
+    recall_curve: list[float]  # recall@k for k = 1..depth
+    index_seconds: float
+    query_ms_p50: float
+    query_ms_p95: float
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite, "retriever": self.retriever, "metrics": self.metrics,
+            "per_query": self.per_query, "recall_curve": self.recall_curve,
+            "index_seconds": self.index_seconds, "query_ms_p50": self.query_ms_p50, "query_ms_p95": self.query_ms_p95,
+        }
+
+
+def load_dataset(suite: SuiteSpec, root: Path) -> Dataset:
+    spec = suite.dataset
+    try:
+        if spec.beir is not None:
+            folder = (root / spec.beir).resolve()
+            if not folder.is_dir():
+                raise DatasetUnavailable(f"suite {suite.name}: the BEIR dataset folder {folder} is not here. {BEIR_HELP}")
+            return load_beir(folder, spec.split)
+        return load_judged_yaml(root / str(spec.judged))
+    except DatasetError as exc:
+        raise DatasetError(f"suite {suite.name}: {exc}") from exc
+
+
+def build_embedder(spec: EmbedderSpec, root: Path, mode: str) -> EmbeddingCache:
+    from rag_core.embedder import CohereEmbedder, LocalEmbedder, OpenAIEmbedder
+
+    options: dict[str, Any] = {}
+    if spec.id:
+        options["id"] = spec.id
+    if spec.dimensions:
+        options["dimensions"] = spec.dimensions
+    inner = {"local": LocalEmbedder, "openai": OpenAIEmbedder, "cohere": CohereEmbedder}[spec.kind](**options)
+    return EmbeddingCache(inner, root / spec.cache, mode=mode)  # type: ignore[arg-type]
+
+
+def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, depth: int, pg_url: Callable[[], str]) -> Any:
+    from rag_core.vectordb import ChromaDb, InMemoryVectorDb, PgVector
+
+    common = dict(embedder=embedder, search_type=retriever.search_type, hybrid_rrf_k=retriever.hybrid_rrf_k,
+                  reranker=_reranker(retriever.reranker), candidate_depth=depth)
+    if retriever.store == "memory":
+        return InMemoryVectorDb(**common)
+    if retriever.store == "chroma":
+        # exhaustive HNSW search: ef_search at least the corpus size makes the graph search exact
+        ef = max(corpus_size, 100) if retriever.exact else 100
+        return ChromaDb(f"eval-{uuid.uuid4().hex[:12]}", embedder=embedder, search_type=retriever.search_type,
+                        hybrid_rrf_k=retriever.hybrid_rrf_k, reranker=common["reranker"], candidate_depth=depth,
+                        ef_search=ef, ef_construction=max(ef, 100))
+    return PgVector(f"eval_{uuid.uuid4().hex[:12]}", db_url=pg_url(), vector_index=None if retriever.exact else "hnsw", **common)
+
+
+def _reranker(target: str | None) -> Any:
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
+def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, embedder: Any,
+                  pg_url: Callable[[], str]) -> RetrieverResult:
+    store = build_store(retriever, embedder, len(dataset.corpus), suite.depth, pg_url)
+    started = time.perf_counter()
+    store.insert([Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items()])
+    first_query = next(iter(dataset.queries.values()))
+    store.rank(first_query, suite.depth)  # lazy index building counts as indexing
+    index_seconds = time.perf_counter() - started
+    rankings: dict[str, list[str]] = {}
+    timings = []
+    for query_id, text in dataset.queries.items():
+        started = time.perf_counter()
+        if retriever.reranker is None:
+            ranking = [doc_id for doc_id, _ in store.rank(text, suite.depth)][: suite.depth]
+        else:
+            ranking = [d.id for d in store.search(text, suite.depth)]
+        timings.append((time.perf_counter() - started) * 1000)
+        rankings[query_id] = ranking
+    if retriever.store == "pgvector":
+        store.drop()
+        store.close()
+    run = {q: run_from_ranking(r) for q, r in rankings.items()}
+    timings.sort()
+    curve_metrics = [f"recall@{k}" for k in range(1, suite.depth + 1)]
+    curve = evaluate(curve_metrics, dataset.qrels, run)
+    return RetrieverResult(
+        suite=suite.name,
+        retriever=retriever.name,
+        metrics=evaluate(suite.metrics, dataset.qrels, run),
+        per_query={m: per_query(m, dataset.qrels, run) for m in suite.metrics},
+        recall_curve=[curve[m] for m in curve_metrics],
+        index_seconds=index_seconds,
+        query_ms_p50=statistics.median(timings),
+        query_ms_p95=timings[int(0.95 * (len(timings) - 1))],
+        rankings=rankings,
+    )

@@ -1,0 +1,69 @@
+"""Thresholds and baselines: the regression gate of a retrieval suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evals.retrieval.evaluate import RetrieverResult
+from evals.retrieval.suite import SuiteSpec
+
+
+def baseline_file(suite: SuiteSpec, root: Path, retriever: str) -> Path | None:
+    return root / suite.baseline / f"{retriever}.json" if suite.baseline else None
+
+
+def load_baseline(path: Path | None) -> dict[str, Any] | None:
+    if path is None or not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc}); fix it or rewrite it with --update-baselines") from exc
+
+
+def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> None:
+    primary = suite.metrics[0]
+    data = {
+        "suite": suite.name,
+        "retriever": result.retriever,
+        "metrics": {m: round(v, 6) for m, v in result.metrics.items()},
+        "per_query": {primary: {q: round(v, 6) for q, v in sorted(result.per_query[primary].items())}},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def worse_queries(suite: SuiteSpec, result: RetrieverResult, baseline: dict[str, Any] | None) -> list[tuple[str, float, float]]:
+    """(query, before, now) for queries whose primary metric dropped, worst first."""
+    primary = suite.metrics[0]
+    before = (baseline or {}).get("per_query", {}).get(primary, {})
+    now = result.per_query[primary]
+    drops = [(q, before[q], now[q]) for q in now if q in before and now[q] < before[q] - 1e-9]
+    return sorted(drops, key=lambda d: (d[2] - d[1], d[0]))
+
+
+def check(suite: SuiteSpec, result: RetrieverResult, baseline: dict[str, Any] | None) -> tuple[list[str], str]:
+    """Failures (empty when the gate passes) and a table of every metric, before and after."""
+    gates = suite.thresholds.get(result.retriever, {})
+    old = (baseline or {}).get("metrics", {})
+    rows = [f"{'metric':<14} {'threshold':>9} {'baseline':>9} {'now':>9} {'delta':>9}  status"]
+    failures = []
+    for metric in suite.metrics:
+        now = result.metrics[metric]
+        floor = gates.get(metric)
+        before = old.get(metric)
+        status = "ok"
+        if floor is not None and now < floor:
+            status = "BELOW THRESHOLD"
+            failures.append(f"{metric} = {now:.4f} is below its threshold {floor:.4f}")
+        if before is not None and now < before - suite.tolerance:
+            status = "REGRESSED" if status == "ok" else status + ", REGRESSED"
+            failures.append(f"{metric} = {now:.4f} fell below the baseline {before:.4f} by more than {suite.tolerance}")
+        rows.append(
+            f"{metric:<14} {floor if floor is not None else '-':>9} "
+            f"{f'{before:.4f}' if before is not None else '-':>9} {now:>9.4f} "
+            f"{f'{now - before:+.4f}' if before is not None else '-':>9}  {status}"
+        )
+    return failures, "\n".join(rows)

@@ -1,0 +1,192 @@
+"""pytest plugin for retrieval suites: one test per retriever, plus one per ``identical`` group.
+
+Loaded through the ``pytest11`` entry point; a test module opts in by asking for the
+``retrieval_target`` fixture (see ``evals/test_retrieval.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.retrieval import gate, report
+from evals.retrieval.datasets import Dataset, DatasetError
+from evals.retrieval.evaluate import DatasetUnavailable, RetrieverResult, build_embedder, load_dataset, run_retriever
+from evals.retrieval.suite import SuiteFileError, SuiteSpec, load_suite, suite_files
+
+STASH = pytest.StashKey[dict[str, Any]]()
+
+
+@dataclass
+class Target:
+    id: str
+    suite: SuiteSpec | None = None
+    retriever: str | None = None  # None: an `identical` group check
+    group: list[str] | None = None
+    error: str | None = None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rag-core-retrieval", "rag-core retrieval suites")
+    group.addoption("--update-baselines", action="store_true", default=False,
+                    help="write each retriever's numbers as its new baseline")
+    group.addoption("--report-dir", default=None, metavar="DIR",
+                    help="write retrieval.json, retrieval.md and recall_at_k.png there")
+    parser.addini("rag_core_retrieval", "folder of retrieval suite files", default="fixtures/retrieval")
+
+
+def _targets(config: pytest.Config) -> list[Target]:
+    targets: list[Target] = []
+    for path in suite_files(Path(config.rootpath) / config.getini("rag_core_retrieval")):
+        try:
+            suite = load_suite(path)
+        except SuiteFileError as exc:
+            targets.append(Target(path.stem, error=str(exc)))
+            continue
+        targets += [Target(f"{suite.name}/{r.name}", suite, r.name) for r in suite.retrievers]
+        targets += [Target(f"{suite.name}/identical:{'='.join(g)}", suite, None, g) for g in suite.identical]
+    return targets
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[STASH] = {"results": [], "worse": {}}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "retrieval_target" in metafunc.fixturenames:
+        targets = _targets(metafunc.config)
+        metafunc.parametrize("retrieval_target", [pytest.param(t, id=t.id) for t in targets] or [
+            pytest.param(Target("no-suites", error="no retrieval suites found"), id="no-suites")])
+
+
+class RetrievalRunner:
+    """Runs retrievers, caching results and datasets for the rest of the session (process)."""
+
+    def __init__(self, config: pytest.Config, tmp: pytest.TempPathFactory) -> None:
+        self.config = config
+        self.root = Path(config.rootpath)
+        self.tmp = tmp
+        self.datasets: dict[str, Dataset] = {}
+        self.results: dict[tuple[str, str], RetrieverResult] = {}
+
+    def _pg_url(self) -> str:
+        from evals.harness.postgres import NoPostgres, postgres_url, required
+
+        try:
+            return postgres_url(self.tmp.mktemp("pg"))
+        except NoPostgres as exc:
+            if required():
+                pytest.fail(str(exc))
+            pytest.skip(str(exc))
+
+    def result(self, suite: SuiteSpec, name: str) -> RetrieverResult:
+        key = (suite.name, name)
+        if key not in self.results:
+            if suite.name not in self.datasets:
+                self.datasets[suite.name] = load_dataset(suite, self.root)
+            dataset = self.datasets[suite.name]
+            embedder = build_embedder(suite.embedder, self.root, "auto") if suite.embedder else None
+            self.results[key] = run_retriever(suite, suite.retriever(name), dataset, embedder, self._pg_url)
+        return self.results[key]
+
+
+@pytest.fixture(scope="session")
+def retrieval_runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> RetrievalRunner:
+    return RetrievalRunner(request.config, tmp_path_factory)
+
+
+@pytest.fixture
+def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRequest):
+    def check(target: Target) -> None:
+        if target.error:
+            pytest.fail(target.error, pytrace=False)
+        assert target.suite is not None
+        try:
+            if target.retriever is None:
+                _check_identical(retrieval_runner, target)
+            else:
+                _check_retriever(retrieval_runner, target, request)
+        except DatasetUnavailable as exc:
+            message = str(exc)
+            pytest.skip(message)
+        except DatasetError as exc:
+            message = str(exc)
+            pytest.fail(message, pytrace=False)
+
+    return check
+
+
+def _check_retriever(runner: RetrievalRunner, target: Target, request: pytest.FixtureRequest) -> None:
+    suite = target.suite
+    assert suite is not None and target.retriever is not None
+    result = runner.result(suite, target.retriever)
+    path = gate.baseline_file(suite, runner.root, target.retriever)
+    baseline = gate.load_baseline(path)
+    worse = gate.worse_queries(suite, result, baseline)
+    request.node.user_properties.append(("rag_core_retrieval", {"summary": result.summary(), "worse": worse}))
+    failures, table = gate.check(suite, result, baseline)
+    if runner.config.getoption("update_baselines") and path is not None:
+        threshold_failures = [f for f in failures if "threshold" in f]
+        gate.write_baseline(path, suite, result)
+        failures = threshold_failures  # a new baseline is accepted; thresholds still hold
+    if failures:
+        drops = "".join(f"\n  {q}: {b:.4f} -> {n:.4f}" for q, b, n in worse[:15])
+        pytest.fail(
+            f"{target.id}: " + "; ".join(failures) + f"\n\n{table}"
+            + (f"\n\nqueries worse than the baseline ({suite.metrics[0]}):{drops}" if worse else "")
+            + "\n\nif the change is intended: pytest evals/ --update-baselines",
+            pytrace=False,
+        )
+
+
+def _check_identical(runner: RetrievalRunner, target: Target) -> None:
+    suite = target.suite
+    assert suite is not None and target.group is not None
+    results = [runner.result(suite, name) for name in target.group]
+    reference = results[0]
+    for other in results[1:]:
+        differing = [q for q in reference.rankings if reference.rankings[q] != other.rankings[q]]
+        metric_gaps = {m: (reference.metrics[m], other.metrics[m]) for m in suite.metrics
+                       if abs(reference.metrics[m] - other.metrics[m]) > 1e-12}
+        if differing or metric_gaps:
+            pytest.fail(
+                f"{target.id}: {other.retriever} differs from {reference.retriever}: "
+                f"{len(differing)} of {len(reference.rankings)} rankings differ (first: {differing[:5]}); metrics {metric_gaps}",
+                pytrace=False,
+            )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "call" or _stash is None:
+        return
+    for key, info in report.user_properties:
+        if key == "rag_core_retrieval":
+            _stash["results"].append(info["summary"])
+            _stash["worse"][f"{info['summary']['suite']}/{info['summary']['retriever']}"] = info["worse"]
+
+
+_stash: dict[str, Any] | None = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _stash
+    _stash = session.config.stash[STASH]
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    stash = config.stash.get(STASH, None)
+    if not stash or not stash["results"]:
+        return
+    terminalreporter.section("rag-core retrieval suites")
+    for line in report.table(stash["results"]):
+        terminalreporter.write_line(line)
+    folder = config.getoption("report_dir")
+    if folder and not hasattr(config, "workerinput"):
+        for path in report.write(Path(folder), stash["results"], stash["worse"]):
+            terminalreporter.write_line(f"report: {path}")
+
+

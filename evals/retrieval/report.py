@@ -1,0 +1,76 @@
+"""Reports of a retrieval session: terminal table, JSON, markdown and a recall@k plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def table(results: list[dict[str, Any]]) -> list[str]:
+    """All retrievers side by side, grouped by suite."""
+    lines: list[str] = []
+    for suite in sorted({r["suite"] for r in results}):
+        rows = sorted((r for r in results if r["suite"] == suite), key=lambda r: r["retriever"])
+        metrics = list(rows[0]["metrics"])
+        header = f"{'retriever':<22}" + "".join(f"{m:>14}" for m in metrics) + f"{'index s':>9}{'query ms p50':>14}"
+        lines += [f"suite {suite}", header]
+        for r in rows:
+            lines.append(
+                f"{r['retriever']:<22}" + "".join(f"{r['metrics'][m]:>14.4f}" for m in metrics)
+                + f"{r['index_seconds']:>9.2f}{r['query_ms_p50']:>14.2f}"
+            )
+        lines.append("")
+    return lines
+
+
+def markdown(results: list[dict[str, Any]], worse: dict[str, list[Any]]) -> str:
+    out = ["## Retrieval quality", ""]
+    for suite in sorted({r["suite"] for r in results}):
+        rows = sorted((r for r in results if r["suite"] == suite), key=lambda r: r["retriever"])
+        metrics = list(rows[0]["metrics"])
+        out += [f"### {suite}", "", "| retriever | " + " | ".join(metrics) + " | index (s) | query p50 (ms) |",
+                "|---|" + "---|" * (len(metrics) + 2)]
+        for r in rows:
+            out.append(f"| {r['retriever']} | " + " | ".join(f"{r['metrics'][m]:.4f}" for m in metrics)
+                       + f" | {r['index_seconds']:.2f} | {r['query_ms_p50']:.2f} |")
+        out.append("")
+        for r in rows:
+            drops = worse.get(f"{suite}/{r['retriever']}") or []
+            if drops:
+                out.append(f"Queries worse than the baseline for `{r['retriever']}`: "
+                           + ", ".join(f"`{q}` ({b:.3f} → {n:.3f})" for q, b, n in drops[:20]))
+                out.append("")
+    return "\n".join(out)
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    suites = sorted({r["suite"] for r in results})
+    figure, axes = plt.subplots(1, len(suites), figsize=(6 * len(suites), 4.5), squeeze=False)
+    for axis, suite in zip(axes[0], suites):
+        styles = ["-", "--", ":", "-."]  # retrievers with identical numbers stay visible on top of each other
+        for number, r in enumerate(sorted((r for r in results if r["suite"] == suite), key=lambda r: r["retriever"])):
+            curve = r["recall_curve"]
+            axis.plot(range(1, len(curve) + 1), curve, label=r["retriever"], linestyle=styles[number % len(styles)])
+        axis.set_title(f"{suite}: recall@k")
+        axis.set_xlabel("k")
+        axis.set_ylabel("recall")
+        axis.set_xscale("log")
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def write(folder: Path, results: list[dict[str, Any]], worse: dict[str, list[Any]]) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "retrieval.json").write_text(json.dumps({"results": results, "worse_than_baseline": worse}, indent=1) + "\n")
+    (folder / "retrieval.md").write_text(markdown(results, worse) + "\n")
+    plot(results, folder / "recall_at_k.png")
+    return [folder / "retrieval.json", folder / "retrieval.md", folder / "recall_at_k.png"]

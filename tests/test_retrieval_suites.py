@@ -1,0 +1,98 @@
+"""Meta-tests: retrieval suites gate on thresholds and baselines, and write their reports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+import bm25s  # noqa: E402,F401  (imported before pytester's in-process runs; see test_harness.py)
+import numpy  # noqa: E402,F401
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SUITE = """
+name: mini
+dataset: {judged: fixtures/retrieval/kitchen/queries.yaml}
+depth: 10
+metrics: [ndcg@10, recall@10]
+retrievers:
+  - {name: bm25, store: memory, search_type: keyword}
+thresholds: {bm25: {ndcg@10: THRESHOLD}}
+baseline: fixtures/retrieval/baselines/mini
+tolerance: 0.001
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    kitchen = pytester.path / "fixtures" / "retrieval" / "kitchen"
+    kitchen.mkdir(parents=True)
+    for name in ("corpus.jsonl", "queries.yaml"):
+        shutil.copy(ROOT / "fixtures" / "retrieval" / "kitchen" / name, kitchen)
+    (pytester.path / "fixtures" / "retrieval" / "mini.yaml").write_text(SUITE.replace("THRESHOLD", "0.5"))
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "test_retrieval.py").write_text(
+        "def test_retrieval(retrieval_target, retrieval_check):\n    retrieval_check(retrieval_target)\n"
+    )
+    return pytester
+
+
+def test_baselines_are_written_then_held(project):
+    project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+    baseline = json.loads((project.path / "fixtures/retrieval/baselines/mini/bm25.json").read_text())
+    assert set(baseline["metrics"]) == {"ndcg@10", "recall@10"} and len(baseline["per_query"]["ndcg@10"]) == 48
+    result = project.runpytest("evals", "--report-dir=out")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*suite mini*", "bm25 *"])
+    assert {p.name for p in (project.path / "out").iterdir()} == {"retrieval.json", "retrieval.md", "recall_at_k.png"}
+    report = json.loads((project.path / "out" / "retrieval.json").read_text())
+    assert len(report["results"][0]["per_query"]["recall@10"]) == 48
+
+
+def test_a_regression_fails_with_a_before_after_table_and_the_worse_queries(project):
+    project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+    path = project.path / "fixtures/retrieval/baselines/mini/bm25.json"
+    baseline = json.loads(path.read_text())
+    baseline["metrics"]["ndcg@10"] += 0.05
+    query = next(iter(baseline["per_query"]["ndcg@10"]))
+    baseline["per_query"]["ndcg@10"][query] = 2.0  # pretend this query used to do better
+    path.write_text(json.dumps(baseline))
+    result = project.runpytest("evals")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*ndcg@10 = * fell below the baseline * by more than 0.001*",
+        "metric *threshold *baseline *now *delta  status",
+        "ndcg@10 *0.5 * -0.0500  REGRESSED",
+        "queries worse than the baseline (ndcg@10):",
+        f"  {query}: 2.0000 -> *",
+    ])
+    project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+
+
+def test_a_threshold_still_fails_when_updating_baselines(project):
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(SUITE.replace("THRESHOLD", "0.99"))
+    result = project.runpytest("evals", "--update-baselines")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ndcg@10 = * is below its threshold 0.9900*", "*BELOW THRESHOLD*"])
+
+
+def test_a_missing_beir_dataset_skips_with_how_to_get_it(project):
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(
+        SUITE.replace("THRESHOLD", "0.5").replace("{judged: fixtures/retrieval/kitchen/queries.yaml}", "{beir: datasets/nfcorpus}")
+    )
+    result = project.runpytest("evals", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*the BEIR dataset folder */datasets/nfcorpus is not here*BEIR datasets are published*"])
+
+
+def test_a_malformed_suite_is_one_clear_error(project):
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(SUITE.replace("THRESHOLD", "0.5").replace("ndcg@10, recall@10", "ndcg@10, f1@3"))
+    result = project.runpytest("evals")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*mini.yaml: metrics: Value error, unknown metric 'f1@3'*"])
