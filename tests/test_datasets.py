@@ -54,7 +54,7 @@ def test_missing_files_say_how_to_get_beir(tmp_path):
 def test_judged_yaml(tmp_path):
     beir(tmp_path)
     (tmp_path / "q.yaml").write_text(
-        "corpus: corpus.jsonl\nqueries:\n  - {id: a, text: "one?", relevant: [d1]}\n  - {id: b, text: "two?", relevant: {d2: 2, d1: 0}}\n"
+        "corpus: corpus.jsonl\nqueries:\n  - {id: a, text: 'one?', relevant: [d1]}\n  - {id: b, text: 'two?', relevant: {d2: 2, d1: 0}}\n"
     )
     dataset = load_judged_yaml(tmp_path / "q.yaml")
     assert dataset.qrels == {"a": {"d1": 1}, "b": {"d2": 2, "d1": 0}}
