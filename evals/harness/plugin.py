@@ -69,7 +69,8 @@ def discover(config: pytest.Config) -> list[CaseRef]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "golden: a rag-core golden case")
-    config.stash[STASH] = {"cases": 0, "updated": [], "recorded": [], "stale": [], "tokens": 0, "failed": []}
+    config.stash[STASH] = {}
+    config.pluginmanager.register(_Summary(config), "rag_core_golden_summary")
     if _folder(config, "rag_core_cases").is_dir():
         refs = discover(config)
         config.stash[STASH]["refs"] = refs
@@ -150,51 +151,45 @@ def golden_harness(golden_settings: Settings, request: pytest.FixtureRequest) ->
     return GoldenHarness(golden_settings, request.node)
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "call":
-        return
-    for key, info in report.user_properties:
-        if key != "rag_core_case":
-            continue
-        stats = _stats
-        if stats is None:
+class _Summary:
+    """Collects case results (from this process or xdist workers) for one session's summary."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.stats: dict[str, Any] = {"cases": 0, "updated": [], "recorded": [], "stale": [], "tokens": 0, "failed": []}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
             return
-        stats["cases"] += 1
-        stats["tokens"] += info["tokens"]
-        for flag in ("updated", "recorded", "stale"):
-            if info[flag]:
-                stats[flag].append(info["id"])
-        if report.failed:
-            stats["failed"].append(info["id"])
+        for key, info in report.user_properties:
+            if key != "rag_core_case":
+                continue
+            self.stats["cases"] += 1
+            self.stats["tokens"] += info["tokens"]
+            for flag in ("updated", "recorded", "stale"):
+                if info[flag]:
+                    self.stats[flag].append(info["id"])
+            if report.failed:
+                self.stats["failed"].append(info["id"])
 
-
-_stats: dict[str, Any] | None = None
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    global _stats
-    _stats = session.config.stash[STASH]
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    stats = config.stash.get(STASH, None)
-    if not stats or not stats["cases"]:
-        return
-    terminalreporter.section("rag-core golden cases")
-    terminalreporter.write_line(
-        f"{stats['cases']} cases, {len(stats['failed'])} failed, {len(stats['updated'])} goldens updated, "
-        f"{len(stats['recorded'])} recorded, {len(stats['stale'])} stale cassettes, "
-        f"{stats['tokens']} tokens in recordings"
-    )
-    for case_id in stats["stale"]:
-        terminalreporter.write_line(f"  stale cassette: {case_id} (re-record with --record-mode=rewrite)")
-    for case_id in stats["updated"]:
-        terminalreporter.write_line(f"  golden updated: {case_id} (review with git diff)")
-    path = config.getoption("golden_report")
-    if path:
-        Path(path).write_text(_markdown(stats), encoding="utf-8")
-        terminalreporter.write_line(f"markdown report: {path}")
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        stats = self.stats
+        if not stats["cases"]:
+            return
+        terminalreporter.section("rag-core golden cases")
+        terminalreporter.write_line(
+            f"{stats['cases']} cases, {len(stats['failed'])} failed, {len(stats['updated'])} goldens updated, "
+            f"{len(stats['recorded'])} recorded, {len(stats['stale'])} stale cassettes, "
+            f"{stats['tokens']} tokens in recordings"
+        )
+        for case_id in stats["stale"]:
+            terminalreporter.write_line(f"  stale cassette: {case_id} (re-record with --record-mode=rewrite)")
+        for case_id in stats["updated"]:
+            terminalreporter.write_line(f"  golden updated: {case_id} (review with git diff)")
+        path = self.config.getoption("golden_report")
+        if path and not hasattr(self.config, "workerinput"):
+            Path(path).write_text(_markdown(stats), encoding="utf-8")
+            terminalreporter.write_line(f"markdown report: {path}")
 
 
 def _markdown(stats: dict[str, Any]) -> str:

@@ -17,8 +17,6 @@ from evals.retrieval.datasets import Dataset, DatasetError
 from evals.retrieval.evaluate import DatasetUnavailable, RetrieverResult, build_embedder, load_dataset, run_retriever
 from evals.retrieval.suite import SuiteFileError, SuiteSpec, load_suite, suite_files
 
-STASH = pytest.StashKey[dict[str, Any]]()
-
 
 @dataclass
 class Target:
@@ -52,7 +50,7 @@ def _targets(config: pytest.Config) -> list[Target]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[STASH] = {"results": [], "worse": {}}
+    config.pluginmanager.register(_Summary(config), "rag_core_retrieval_summary")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -159,34 +157,29 @@ def _check_identical(runner: RetrievalRunner, target: Target) -> None:
             )
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "call" or _stash is None:
-        return
-    for key, info in report.user_properties:
-        if key == "rag_core_retrieval":
-            _stash["results"].append(info["summary"])
-            _stash["worse"][f"{info['summary']['suite']}/{info['summary']['retriever']}"] = info["worse"]
+class _Summary:
+    """Collects retriever results (from this process or xdist workers) for one session's reports."""
 
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results: list[dict[str, Any]] = []
+        self.worse: dict[str, list[Any]] = {}
 
-_stash: dict[str, Any] | None = None
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        for key, info in report.user_properties:
+            if key == "rag_core_retrieval":
+                self.results.append(info["summary"])
+                self.worse[f"{info['summary']['suite']}/{info['summary']['retriever']}"] = info["worse"]
 
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    global _stash
-    _stash = session.config.stash[STASH]
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    stash = config.stash.get(STASH, None)
-    if not stash or not stash["results"]:
-        return
-    terminalreporter.section("rag-core retrieval suites")
-    for line in report.table(stash["results"]):
-        terminalreporter.write_line(line)
-    folder = config.getoption("report_dir")
-    if folder and not hasattr(config, "workerinput"):
-        for path in report.write(Path(folder), stash["results"], stash["worse"]):
-            terminalreporter.write_line(f"report: {path}")
-
-
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.results:
+            return
+        terminalreporter.section("rag-core retrieval suites")
+        for line in report.table(self.results):
+            terminalreporter.write_line(line)
+        folder = self.config.getoption("report_dir")
+        if folder and not hasattr(self.config, "workerinput"):
+            for path in report.write(Path(folder), self.results, self.worse):
+                terminalreporter.write_line(f"report: {path}")
