@@ -14,13 +14,24 @@ from rag_core import Agent, Document, Knowledge
 from rag_core.models.base import Model
 from rag_core.tools import ReasoningTools
 
+WORKFLOW = """\
+You answer questions about Thai cooking from the knowledge base.
+Work in three steps:
+1. Search the knowledge base with the key terms of the question.
+2. If the results miss something, search again with other words.
+3. Answer from what you found, and say which source each fact came from."""
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def recipe_documents() -> list[Document]:
+    entries = yaml.safe_load((FIXTURES / "corpora" / "thai_recipes.yaml").read_text(encoding="utf-8"))
+    return [Document(content=e["content"], meta_data=dict(e["meta_data"]), name=e["name"]) for e in entries]
 
 
 def thai_recipes(max_results: int = 10) -> Knowledge:
     knowledge = Knowledge(max_results=max_results)
-    entries = yaml.safe_load((FIXTURES / "corpora" / "thai_recipes.yaml").read_text(encoding="utf-8"))
-    knowledge.insert(documents=[Document(content=e["content"], meta_data=e["meta_data"], name=e["name"]) for e in entries])
+    knowledge.insert(documents=recipe_documents())
     return knowledge
 
 
@@ -31,5 +42,39 @@ def reasoning_agent(model: Model) -> Agent:
         knowledge=thai_recipes(),
         tools=[ReasoningTools(add_instructions=True)],
         instructions=["Include sources in your response.", "Always search your knowledge before answering the question."],
+        markdown=True,
+    )
+
+
+def gemini_knowledge_agent(model: Model) -> Agent:
+    """Seed scenario 5 as written: Gemini, hybrid Chroma search over Gemini embeddings, SQLite
+    sessions with history, the current time in the prompt. The embedder talks to wherever the
+    model talks (the emulator while recording, the cassette on replay)."""
+    import tempfile
+
+    from rag_core.db import SqliteDb
+    from rag_core.embedder import GeminiEmbedder
+    from rag_core.vectordb import ChromaDb, SearchType
+
+    folder = Path(tempfile.mkdtemp(prefix="rag-core-gemini-"))
+    agent_db = SqliteDb(db_file=str(folder / "agents.db"))
+    embedder = GeminiEmbedder(id="gemini-embedding-001", dimensions=768,
+                              api_key=getattr(model, "api_key", None), base_url=getattr(model, "base_url", None))
+    knowledge = Knowledge(
+        vector_db=ChromaDb(collection="thai-recipes", path=str(folder / "chromadb"), persistent_client=True,
+                           search_type=SearchType.hybrid, hybrid_rrf_k=60, embedder=embedder),
+        max_results=5,
+        contents_db=agent_db,
+    )
+    knowledge.insert(documents=recipe_documents())
+    return Agent(
+        name="Agent with Knowledge",
+        model=model,
+        instructions=WORKFLOW,
+        knowledge=knowledge,
+        db=agent_db,
+        add_datetime_to_context=True,
+        add_history_to_context=True,
+        num_history_runs=5,
         markdown=True,
     )

@@ -75,7 +75,7 @@ def test_record_then_replay(project):
     assert sorted(p.name for p in (project.path / "cassettes").iterdir()) == ["with_markdown.yaml", "with_tool.yaml"]
     cassette = (project.path / "cassettes" / "with_tool.yaml").read_text()
     assert "target: rag-core provider emulator" in cassette and "sdk: openai" in cassette
-    assert "sk-rag-core-replay" not in cassette and "authorization" not in cassette.lower()
+    assert "rag-core-replay-key" not in cassette and "authorization" not in cassette.lower()
     result = project.runpytest("evals", "--golden-report=report.md")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*2 cases, 0 failed, 0 goldens updated, 0 recorded, 0 stale cassettes*"])
@@ -99,7 +99,7 @@ def test_a_prompt_edit_fails_exactly_the_affected_case_and_update_goldens_accept
     project.runpytest("evals", "--no-strict-cassettes").assert_outcomes(passed=2)
     strict = project.runpytest("evals", "--strict-cassettes")
     strict.assert_outcomes(passed=1, failed=1)
-    strict.stdout.fnmatch_lines(["*stale cassette cassettes/with_markdown.yaml (request #1 differs*"])
+    strict.stdout.fnmatch_lines(["*stale cassette cassettes/with_markdown.yaml (request #1, /v1/responses, differs*"])
     project.runpytest("evals", "--record-mode=rewrite", "--emulator", "--update-goldens", "-k", "with_markdown").assert_outcomes(passed=1)
     project.runpytest("evals", "--strict-cassettes").assert_outcomes(passed=2)
 

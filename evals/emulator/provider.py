@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from evals.emulator import cohere_v2, openai_chat, openai_embeddings, openai_responses
+from evals.emulator import cohere_v2, gemini, openai_chat, openai_embeddings, openai_responses
 from evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
 
 
@@ -42,6 +42,8 @@ class ScriptedProvider:
             return self._json(cohere_v2.embed_json(request, self.ids))
         if path.endswith("/v2/rerank"):
             return self._json(cohere_v2.rerank_json(request, self.ids))
+        if path.endswith(":batchEmbedContents"):
+            return self._json(gemini.batch_embed_json(request))
         self.requests.append(request)
         self.paths.append(path)
         index = len(self.requests) - 1
@@ -56,7 +58,13 @@ class ScriptedProvider:
             error = {"error": {"message": turn.message, "type": turn.type, "param": None, "code": turn.code}}
             return Reply(turn.status, "application/json", json.dumps(error).encode(), headers)
         stream = bool(request.get("stream"))
-        if path.endswith("/responses"):
+        if ":generateContent" in path or ":streamGenerateContent" in path:
+            model = path.rsplit("/", 1)[-1].split(":")[0]
+            if ":streamGenerateContent" in path:
+                chunks = gemini.stream_chunks(turn, request, model, self.ids)
+                return Reply(200, "text/event-stream", gemini.sse(chunks).encode(), headers)
+            payload = gemini.generate_json(turn, request, model, self.ids)
+        elif path.endswith("/responses"):
             if stream:
                 events = openai_responses.response_events(turn, request, self.ids)
                 return Reply(200, "text/event-stream; charset=utf-8", openai_responses.sse(events).encode(), headers)

@@ -25,7 +25,7 @@ class _Handler(BaseHTTPRequestHandler):
             reply_status, content_type, payload, headers = 503, "application/json", b'{"error": {"message": "no script loaded"}}', {}
         else:
             try:
-                reply = provider.reply("POST", self.path.split("?")[0], body)
+                reply = provider.reply("POST", self.path.split("?")[0], body)  # the query (alt=sse) is not needed
                 reply_status, content_type, payload, headers = reply.status, reply.content_type, reply.body, reply.headers
             except AssertionError as exc:  # the script ran out: answer like a provider would, visibly
                 message = str(exc).replace('"', "'")

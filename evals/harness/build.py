@@ -14,16 +14,24 @@ from evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec
 from evals.harness.errors import CaseFileError
 from evals.harness.paths import shown
 from rag_core import Agent, Document, Knowledge
-from rag_core.models import OpenAIChat, OpenAIResponses
+from rag_core.models import Gemini, OpenAIChat, OpenAIResponses
 from rag_core.models.base import Model
 from rag_core.tools import ReasoningTools
 
-ADAPTERS = {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat}
+ADAPTERS = {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat, "gemini": Gemini}
+PROVIDER = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "gemini"}
 
 
-def build_model(spec: ModelSpec, *, base_url: str | None, api_key: str) -> Model:
+def build_model(spec: ModelSpec, *, emulator_url: str | None, api_key: str) -> Model:
+    """The case's model; while recording against the emulator, pointed at it."""
+    options = dict(spec.options)
+    if spec.api == "gemini":
+        base_url = emulator_url  # the SDK adds /v1beta itself
+    else:
+        base_url = f"{emulator_url}/v1" if emulator_url else None
+        options.setdefault("max_retries", 0)
     try:
-        return ADAPTERS[spec.api](id=spec.id, api_key=api_key, base_url=base_url, max_retries=0, **spec.options)
+        return ADAPTERS[spec.api](id=spec.id, api_key=api_key, base_url=base_url, **options)
     except TypeError as exc:
         raise CaseFileError(f"model.options: {exc}") from None
 

@@ -37,7 +37,7 @@ class _Strict(BaseModel):
 class ModelSpec(_Strict):
     """Which adapter and model the case talks to, and adapter options (temperature, ...)."""
 
-    api: Literal["openai-responses", "openai-chat"] = "openai-responses"
+    api: Literal["openai-responses", "openai-chat", "gemini"] = "openai-responses"
     id: str = "gpt-5.2"
     options: dict[str, Any] = Field(default_factory=dict)
 

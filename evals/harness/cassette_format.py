@@ -47,7 +47,8 @@ def _encode_body(body: Any, content_type: str) -> dict[str, Any]:
         except UnicodeDecodeError:
             return {"base64": __import__("base64").b64encode(body).decode()}
     if "event-stream" in content_type:
-        return {"text": body}
+        # SSE accepts LF line ends; CRLF (Gemini's) would force an unreadable quoted string
+        return {"text": body.replace("\r\n", "\n")}
     if "json" in content_type or body.lstrip().startswith(("{", "[")):
         try:
             return {"json": json.loads(body)}

@@ -31,8 +31,9 @@ SCRUBBED_REQUEST_HEADERS = [
 ]
 SCRUBBED_QUERY_PARAMETERS = ["key", "api_key", "apikey", "api-key", "access_token", "token"]
 KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-version", "x-debug-trace-id"}
-DEFAULT_HOSTS = {"/v1/responses": "https://api.openai.com", "/v1/chat/completions": "https://api.openai.com",
-                 "/v1/embeddings": "https://api.openai.com"}
+DEFAULT_HOSTS = {"/v1/": "https://api.openai.com", "/v1beta/": "https://generativelanguage.googleapis.com",
+                 "/v2/": "https://api.cohere.com"}
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 
 
 def _json(body: Any) -> Any:
@@ -53,7 +54,8 @@ def _clean_response(response: dict[str, Any]) -> dict[str, Any]:
 class Replay:
     """What the cassette saw during a case."""
 
-    recorded_bodies: list[Any] = field(default_factory=list)  # bodies of the played interactions, in order
+    # (path, body sent now, body recorded) for every replayed request, in order
+    pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
     unused: int = 0
     recording: bool = False
 
@@ -113,13 +115,21 @@ class CaseRecorder:
                 meta = cassette.get_metadata("recorded_with", {})
                 meta.clear()
                 meta.update({"target": target, "sdk": sdk_version, "date": date.today().isoformat()})
+            original = cassette.play_response
+
+            def play_response(request: Any) -> Any:
+                before = dict(cassette.play_counts)
+                response = original(request)
+                index = next(i for i, n in cassette.play_counts.items() if n != before.get(i, 0))
+                replay.pairs.append((request.path, _json(request.body), _json(cassette.requests[index].body)))
+                return response
+
+            cassette.play_response = play_response  # observe each replayed request and what it was paired with
             try:
                 yield replay
             finally:
-                played = sorted(cassette.play_counts)
-                replay.recorded_bodies = [_json(cassette.requests[i].body) for i in played]
                 if not replay.recording:
-                    replay.unused = len(cassette) - len(played)
+                    replay.unused = len(cassette) - len(cassette.play_counts)
 
 
 @contextmanager
@@ -140,14 +150,15 @@ def network_blocked() -> Iterator[None]:
         socket.socket.connect = original  # type: ignore[method-assign]
 
 
-def api_key(recording: bool, emulator: bool) -> str:
+def api_key(provider: str, recording: bool, emulator: bool) -> str:
     """The key models get: a real one only when recording live; a dummy otherwise (never saved)."""
     if recording and not emulator:
-        key = os.environ.get("OPENAI_API_KEY")
+        variable = KEY_VARIABLES[provider]
+        key = os.environ.get(variable)
         if not key:
             raise HarnessError(
-                "recording needs a provider: set OPENAI_API_KEY to record against the live API, "
+                f"recording needs a provider: set {variable} to record against the live API, "
                 "or pass --emulator to record against the built-in emulator"
             )
         return key
-    return "sk-rag-core-replay"
+    return "rag-core-replay-key"

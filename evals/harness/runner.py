@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ from evals.harness.case import GoldenCase, load_expect
 from evals.harness.errors import UnrecordedRequestError
 from evals.harness.observe import normalize, observe
 from evals.harness.recorder import CaseRecorder, api_key, network_blocked
-from evals.harness.build import build_agent, build_model
+from evals.harness.build import PROVIDER, build_agent, build_model
 from evals.harness.yaml_dump import dump
 
 
@@ -67,7 +66,11 @@ def _run_turns(agent: Any, case: GoldenCase) -> tuple[list[Any], BaseException |
     return outputs, None
 
 
-def _sdk_version() -> str:
+def _sdk_version(provider: str) -> str:
+    if provider == "gemini":
+        from google.genai import version
+
+        return f"google-genai {version.__version__}"
     import openai
 
     return f"openai {openai.__version__}"
@@ -80,11 +83,13 @@ def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
     recording = recorder.will_record
     if recording and settings.emulator is not None:
         settings.emulator.load(case.emulate, seed=case.id)
-    base_url = f"{settings.emulator.url}/v1" if recording and settings.emulator else None
-    model = build_model(case.model, base_url=base_url, api_key=api_key(recording, settings.emulator is not None))
-    agent = build_agent(case, model, settings.fixtures_dir)
+    emulator_url = settings.emulator.url if recording and settings.emulator else None
+    key = api_key(PROVIDER[case.model.api], recording, settings.emulator is not None)
+    model = build_model(case.model, emulator_url=emulator_url, api_key=key)
     guard = network_blocked() if (settings.block_network or not recording) else nullcontext()
-    with guard, recorder.use(_sdk_version()) as replay:
+    with guard, recorder.use(_sdk_version(PROVIDER[case.model.api])) as replay:
+        # built inside the cassette: a factory may call providers too (embedding a corpus)
+        agent = build_agent(case, model, settings.fixtures_dir)
         outputs, error = _run_turns(agent, case)
     missing = _unrecorded(error)
     if missing is not None:
@@ -98,7 +103,7 @@ def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
     observed = normalize(observe(agent, outputs, sent, error), case.rules)
     result.tokens = observed["usage"].get("total_tokens", 0)
     if not recording:
-        result.stale = _stale(replay.recorded_bodies, sent, recorder.path)
+        result.stale = _stale(replay.pairs, recorder.path)
         if replay.unused:
             result.failures.append(
                 f"{comparing.shown(recorder.path)}: {replay.unused} recorded interaction(s) were not used: the run made fewer "
@@ -121,12 +126,14 @@ def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
     return result
 
 
-def _stale(recorded: list[Any], sent: list[dict[str, Any]], path: Path) -> list[str]:
+def _stale(pairs: list[tuple[str, Any, Any]], path: Path) -> list[str]:
+    """A report for every replayed request whose body differs from the recorded one."""
     reports = []
-    for index, (old, new) in enumerate(zip(recorded, sent)):
-        if old != json.loads(json.dumps(new)):
+    for index, (request_path, sent, recorded) in enumerate(pairs):
+        if sent != recorded:
             reports.append(
-                f"stale cassette {comparing.shown(path)} (request #{index + 1} differs from what the agent now sends; "
-                f"re-record with --record-mode=rewrite):\n" + comparing.unified(f"{path.name}:request[{index}]", old, new)
+                f"stale cassette {comparing.shown(path)} (request #{index + 1}, {request_path}, differs from what "
+                f"the agent now sends; re-record with --record-mode=rewrite):\n"
+                + comparing.unified(f"{path.name}:request[{index}]", recorded, sent)
             )
     return reports

@@ -29,11 +29,34 @@ def validate_chat_body(body: dict[str, Any]) -> None:
     _validate(p.CompletionCreateParamsStreaming if body.get("stream") else p.CompletionCreateParamsNonStreaming, body)
 
 
+def validate_gemini_body(body: dict[str, Any]) -> None:
+    """Each part of a generateContent body against the google-genai types (which refuse unknown fields)."""
+    import json
+
+    from google.genai import types
+
+    known = {"contents", "systemInstruction", "tools", "generationConfig", "toolConfig", "safetySettings"}
+    unknown = set(body) - known
+    if unknown:
+        raise ValueError(f"keys the SDK does not know: {sorted(unknown)}")
+    for content in body.get("contents", []):
+        types.Content.model_validate_json(json.dumps(content))
+    if "systemInstruction" in body:
+        types.Content.model_validate_json(json.dumps(body["systemInstruction"]))
+    for tool in body.get("tools", []):
+        types.Tool.model_validate_json(json.dumps(tool))
+    types.GenerationConfig.model_validate_json(json.dumps(body.get("generationConfig", {})))
+
+
 def validate_request(path: str, body: dict[str, Any]) -> None:
-    """Validate a body by the endpoint it goes to (``/responses`` or ``/chat/completions``)."""
+    """Validate a body by the endpoint it goes to."""
     if path.endswith("/responses"):
         validate_responses_body(body)
     elif path.endswith("/chat/completions"):
         validate_chat_body(body)
+    elif ":generateContent" in path or ":streamGenerateContent" in path:
+        validate_gemini_body(body)
+    elif path.endswith((":batchEmbedContents", "/embeddings", "/v2/embed", "/v2/rerank")):
+        return  # built by the SDKs themselves, not by rag_core
     else:
         raise ValueError(f"no SDK request type known for {path}")

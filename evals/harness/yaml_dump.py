@@ -10,7 +10,11 @@ import yaml
 
 
 class _GoldenDumper(yaml.SafeDumper):
-    """Multi-line strings as literal blocks, so a prompt edit shows as a line diff."""
+    """Multi-line strings as literal blocks, so a prompt edit shows as a line diff; no
+    anchors or aliases, so every value is written out where it is."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:

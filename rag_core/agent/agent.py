@@ -18,6 +18,7 @@ from rag_core.agent.loop import PreparedRun
 from rag_core.agent.output import RunOutput
 from rag_core.agent.references import ReferencesFormat, user_message_with_references
 from rag_core.agent.system_message import build_system_message
+from rag_core.db.memory import InMemoryDb
 from rag_core.messages import Message
 from rag_core.models.base import Model
 from rag_core.tools.context import RunContext
@@ -58,10 +59,14 @@ class Agent(BaseModel):
     session_state: dict[str, Any] | None = None
     add_history_to_context: bool = False
     num_history_runs: int = Field(default=3, ge=1)
+    db: Any = None  # SqliteDb(...) to keep sessions across processes; in memory when None
     clock: Callable[[], datetime] | None = None
 
-    # completed runs of this session, oldest first (kept in memory)
-    _runs: list[RunOutput] = PrivateAttr(default_factory=list)
+    _memory_db: InMemoryDb = PrivateAttr(default_factory=InMemoryDb)
+
+    @property
+    def _store(self) -> Any:
+        return self.db if self.db is not None else self._memory_db
 
     @model_validator(mode="after")
     def _check(self) -> Agent:
@@ -143,12 +148,11 @@ class Agent(BaseModel):
         return messages
 
     def history_messages(self) -> list[Message]:
-        """The messages of the last ``num_history_runs`` runs (user, assistant, tool calls and
-        results), oldest first, as they are replayed before a new user message."""
-        replay: list[Message] = []
-        for past in self._runs[-self.num_history_runs :]:
-            replay.extend(past.own_messages)
-        return replay
+        """The messages of the session's last ``num_history_runs`` completed runs (user,
+        assistant, tool calls and results), oldest first, replayed before a new user message."""
+        if self.session_id is None:
+            return []
+        return self._store.load_history(self.session_id, self.num_history_runs)
 
     def _require_model(self) -> Model:
         if self.model is None:
@@ -166,10 +170,13 @@ class Agent(BaseModel):
         if not isinstance(input, str):
             raise TypeError(f"input must be a string, got {type(input).__name__}")
         model = self._require_model()
-        if self.session_state is None:
-            self.session_state = {}
         if self.session_id is None:
             self.session_id = str(uuid.uuid4())
+        stored = self._store.load_session_state(self.session_id)
+        if stored is not None:  # a session continues where it stopped, even in a new process
+            self.session_state = {**(self.session_state or {}), **stored}
+        if self.session_state is None:
+            self.session_state = {}
         run_id = run_id or str(uuid.uuid4())
         output = RunOutput(run_id=run_id, session_id=self.session_id, model=model.id)
         context = RunContext(
@@ -195,7 +202,8 @@ class Agent(BaseModel):
     def _finish(self, output: RunOutput) -> None:
         steps = (self.session_state or {}).get("reasoning_steps", {})
         output.reasoning_steps = list(steps.get(output.run_id, []))
-        self._runs.append(output)
+        self._store.save_run(self.session_id, self.user_id, self.name, output.run_id, output.status,
+                             output.own_messages, self.session_state)
 
     def run(self, input: str, stream: bool = False, *, run_id: str | None = None) -> Any:
         """Run the agent. Returns a RunOutput, or with ``stream=True`` an iterator of events
@@ -203,32 +211,48 @@ class Agent(BaseModel):
         prepared = self._prepare(input, stream, run_id)
         if stream:
             return self._stream(prepared)
-        for _ in drive(prepared):
-            pass
+        try:
+            for _ in drive(prepared):
+                pass
+        except Exception:
+            self._finish(prepared.output)  # a failed run is stored too, with status "error"
+            raise
         self._finish(prepared.output)
         return prepared.output
 
     def _stream(self, prepared: PreparedRun) -> Iterator[RunEvent]:
-        for event in drive(prepared):
-            if isinstance(event, RunCompleted):
-                self._finish(event.output)
-            yield event
+        try:
+            for event in drive(prepared):
+                if isinstance(event, RunCompleted):
+                    self._finish(event.output)
+                yield event
+        except Exception:
+            self._finish(prepared.output)
+            raise
 
     async def arun(self, input: str, stream: bool = False, *, run_id: str | None = None) -> Any:
         """Async twin of ``run``: awaits to a RunOutput, or with ``stream=True`` to an async iterator."""
         prepared = self._prepare(input, stream, run_id)
         if stream:
             return self._astream(prepared)
-        async for _ in adrive(prepared):
-            pass
+        try:
+            async for _ in adrive(prepared):
+                pass
+        except Exception:
+            self._finish(prepared.output)
+            raise
         self._finish(prepared.output)
         return prepared.output
 
     async def _astream(self, prepared: PreparedRun) -> AsyncIterator[RunEvent]:
-        async for event in adrive(prepared):
-            if isinstance(event, RunCompleted):
-                self._finish(event.output)
-            yield event
+        try:
+            async for event in adrive(prepared):
+                if isinstance(event, RunCompleted):
+                    self._finish(event.output)
+                yield event
+        except Exception:
+            self._finish(prepared.output)
+            raise
 
     def print_response(
         self,

@@ -77,7 +77,7 @@ class Knowledge:
         again stores nothing.
         """
         docs = self.read(text, path=path, url=url, documents=documents, name=name, metadata=metadata)
-        return self.vector_db.insert(docs, progress=True)
+        return self._store(docs, lambda: self.vector_db.insert(docs, progress=True))
 
     def upsert(self, text: str | None = None, *, path: str | Path | None = None, url: str | None = None,
                documents: list[Document] | None = None, name: str | None = None,
@@ -86,8 +86,44 @@ class Knowledge:
         docs = self.read(text, path=path, url=url, documents=documents, name=name, metadata=metadata)
         names = {d.name for d in docs}
         if len(names) == 1 and None not in names:
-            return self.vector_db.replace(names.pop(), docs, progress=True)
-        return self.vector_db.upsert(docs, progress=True)
+            name = next(iter(names))
+            return self._store(docs, lambda: self.vector_db.replace(name, docs, progress=True))
+        return self._store(docs, lambda: self.vector_db.upsert(docs, progress=True))
+
+    def _store(self, docs: list[Document], write: Any) -> int:
+        """Run ``write`` and, with a ``contents_db``, record each source's status around it."""
+        if self.contents_db is None:
+            return write()
+        records = self._content_records(docs)
+        for record in records:
+            self.contents_db.record_content(record)
+        try:
+            added = write()
+        except Exception as exc:
+            for record in records:
+                record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
+                self.contents_db.record_content(record)
+            raise
+        for record in records:
+            record.status = "completed"
+            self.contents_db.record_content(record)
+        return added
+
+    def _content_records(self, docs: list[Document]) -> list[Any]:
+        import hashlib
+
+        from rag_core.db.records import ContentRecord
+
+        groups: dict[tuple[str | None, str | None], list[Document]] = {}
+        for doc in docs:
+            groups.setdefault((doc.name, doc.meta_data.get("source")), []).append(doc)
+        records = []
+        for (name, source), members in groups.items():
+            identity = hashlib.sha256(f"{self.name}|{name}|{source}".encode()).hexdigest()[:32]
+            digest = hashlib.sha256("".join(d.content_hash for d in members).encode()).hexdigest()
+            records.append(ContentRecord(id=identity, knowledge=self.name, name=name, source=source,
+                                         content_hash=digest, status="processing", chunks=len(members)))
+        return records
 
     def insert_many(self, items: list[dict[str, Any]]) -> int:
         """Insert several sources; each item holds the keyword arguments of one ``insert``."""
@@ -104,7 +140,7 @@ class Knowledge:
                 aread_url(i["url"], client, name=i.get("name"), metadata=dict(i.get("metadata") or {}), chunking=self.chunking)
                 for i in web
             ))
-        added = sum(self.vector_db.insert(docs, progress=True) for docs in fetched)
+        added = sum(self._store(docs, lambda docs=docs: self.vector_db.insert(docs, progress=True)) for docs in fetched)
         return added + sum(self.insert(**i) for i in items if "url" not in i)
 
     def delete(self, ids: list[str] | None = None, name: str | None = None) -> int:
