@@ -119,3 +119,20 @@ def test_emulated_replies_have_the_real_shape_and_validate():
     chunks = emulated.stream_chunks(ScriptedTurn(text="Two words."), {}, "m", DeterministicIds("g"))
     assert [c["candidates"][0]["content"]["parts"][0]["text"] for c in chunks] == ["Two", " words."]
     assert "usageMetadata" in chunks[-1] and chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_async_runs(emulator, knowledge, stream):
+    import asyncio
+
+    provider = emulator.load([SEARCH, ANSWER], seed="gemini-async")
+    agent = Agent(model=Gemini(api_key="k", base_url=emulator.url), knowledge=knowledge)
+
+    async def go():
+        result = await agent.arun("Which dish uses galangal?", stream=stream)
+        if stream:
+            return [e async for e in result][-1].output
+        return result
+
+    out = asyncio.run(go())
+    assert out.content == ANSWER["text"] and provider.requests == out.requests
