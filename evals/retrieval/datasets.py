@@ -50,19 +50,25 @@ def _jsonl(path: Path) -> list[tuple[int, dict]]:
     return rows
 
 
+def _load_corpus(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(doc id -> text, doc id -> title) from BEIR-style lines; text is ``title + " " + text``."""
+    corpus: dict[str, str] = {}
+    titles: dict[str, str] = {}
+    for number, row in _jsonl(path):
+        doc_id = str(row["_id"])
+        if doc_id in corpus:
+            raise DatasetError(f"{path}:{number}: duplicate document id {doc_id!r}")
+        title = row.get("title") or ""
+        corpus[doc_id] = (title + " " + (row.get("text") or "")).strip() if title else (row.get("text") or "")
+        titles[doc_id] = title
+    return corpus, titles
+
+
 def load_beir(folder: str | Path, split: str = "test") -> Dataset:
     folder = Path(folder)
     if not folder.is_dir():
         raise DatasetError(f"{folder}: no such dataset folder. {BEIR_HELP}")
-    corpus: dict[str, str] = {}
-    titles: dict[str, str] = {}
-    for number, row in _jsonl(folder / "corpus.jsonl"):
-        doc_id = str(row["_id"])
-        if doc_id in corpus:
-            raise DatasetError(f"{folder / 'corpus.jsonl'}:{number}: duplicate document id {doc_id!r}")
-        title = row.get("title") or ""
-        corpus[doc_id] = (title + " " + (row.get("text") or "")).strip() if title else (row.get("text") or "")
-        titles[doc_id] = title
+    corpus, titles = _load_corpus(folder / "corpus.jsonl")
     all_queries: dict[str, str] = {}
     for number, row in _jsonl(folder / "queries.jsonl"):
         query_id = str(row["_id"])
@@ -121,16 +127,7 @@ def load_judged_yaml(path: str | Path) -> Dataset:
         raise DatasetError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict) or "corpus" not in data or not isinstance(data.get("queries"), list):
         raise DatasetError(f"{path}: expected a mapping with 'corpus' (a file) and 'queries' (a list)")
-    corpus: dict[str, str] = {}
-    titles: dict[str, str] = {}
-    corpus_path = path.parent / data["corpus"]
-    for number, row in _jsonl(corpus_path):
-        doc_id = str(row["_id"])
-        if doc_id in corpus:
-            raise DatasetError(f"{corpus_path}:{number}: duplicate document id {doc_id!r}")
-        title = row.get("title") or ""
-        corpus[doc_id] = (title + " " + (row.get("text") or "")).strip() if title else (row.get("text") or "")
-        titles[doc_id] = title
+    corpus, titles = _load_corpus(path.parent / data["corpus"])
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     for index, entry in enumerate(data["queries"]):

@@ -6,13 +6,10 @@ RETRIEVAL_QUERY; ``dimensions`` asks for a shorter (Matryoshka) vector.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_core._optional import require
 from rag_core.embedder.base import Embedder, InputType
-from rag_core.errors import ModelProviderError
 
 TASK_TYPES = {"document": "RETRIEVAL_DOCUMENT", "query": "RETRIEVAL_QUERY"}
 
@@ -27,22 +24,15 @@ class GeminiEmbedder(Embedder):
     _client: Any = field(default=None, init=False, repr=False)
 
     def _embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
-        genai = require("google.genai", extra="gemini", feature="GeminiEmbedder", package="google-genai")
+        from rag_core.models.gemini import gemini_client, translate_gemini_error
+
         if self._client is None:
-            key = self.api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-            if not key:
-                raise ModelProviderError("no API key: pass api_key=... or set GEMINI_API_KEY", provider="gemini")
-            options: dict[str, Any] = {"api_version": "v1beta"}
-            if self.base_url:
-                options["base_url"] = self.base_url
-            self._client = genai.Client(api_key=key, http_options=genai.types.HttpOptions(**options))
+            self._client = gemini_client(self.api_key, self.base_url, "GeminiEmbedder")
         config: dict[str, Any] = {"task_type": TASK_TYPES[input_type]}
         if self.dimensions is not None:
             config["output_dimensionality"] = self.dimensions
         try:
             response = self._client.models.embed_content(model=self.id, contents=texts, config=config)
         except Exception as exc:
-            from rag_core.models.gemini import translate_gemini_error
-
             raise translate_gemini_error(exc) from exc
         return [list(e.values) for e in response.embeddings]

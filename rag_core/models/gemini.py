@@ -123,14 +123,7 @@ class Gemini(Model):
     # ------------------------------------------------------------------ transport
     def client(self) -> Any:
         if self._client is None:
-            genai = require("google.genai", extra="gemini", feature="the Gemini model", package="google-genai")
-            key = self.api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-            if not key:
-                raise ModelProviderError("no API key: pass api_key=... or set GEMINI_API_KEY", provider="gemini")
-            options: dict[str, Any] = {"api_version": "v1beta"}
-            if self.base_url:
-                options["base_url"] = self.base_url
-            self._client = genai.Client(api_key=key, http_options=genai.types.HttpOptions(**options))
+            self._client = gemini_client(self.api_key, self.base_url, "the Gemini model")
         return self._client
 
     def _sdk_arguments(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -181,6 +174,18 @@ class Gemini(Model):
         except Exception as exc:
             raise translate_gemini_error(exc) from exc
         yield StreamDone(accumulator.result())
+
+
+def gemini_client(api_key: str | None, base_url: str | None, feature: str) -> Any:
+    """A google-genai client for the Gemini Developer API (v1beta), shared by model and embedder."""
+    genai = require("google.genai", extra="gemini", feature=feature, package="google-genai")
+    key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+    if not key:
+        raise ModelProviderError("no API key: pass api_key=... or set GEMINI_API_KEY", provider="gemini")
+    options: dict[str, Any] = {"api_version": "v1beta"}
+    if base_url:
+        options["base_url"] = base_url
+    return genai.Client(api_key=key, http_options=genai.types.HttpOptions(**options))
 
 
 def translate_gemini_error(exc: Exception) -> Exception:
