@@ -50,7 +50,8 @@ class InMemoryVectorDb(VectorDb):
         self._matrix = None
 
     def _delete(self, ids: list[str] | None, name: str | None) -> int:
-        doomed = [i for i, d in self._docs.items() if (ids is not None and i in ids) or (name is not None and d.name == name)]
+        wanted = set(ids or ())
+        doomed = [i for i, d in self._docs.items() if i in wanted or (name is not None and d.name == name)]
         for doc_id in doomed:
             del self._docs[doc_id]
         self._bm25.remove(doomed)
