@@ -58,15 +58,20 @@ def main() -> None:
     import vcr
 
     from evals.emulator.provider import ScriptedProvider
-    from evals.scenarios import SCENARIOS
+    from evals.harness.case import parse_case_file
+    from evals.scenarios import thai_recipes
+    from rag_core import Agent
     from rag_core.models import OpenAIResponses
 
-    scenario = next(s for s in SCENARIOS if s.name == "agentic_rag")
-    agent = scenario.build(OpenAIResponses(id="gpt-5.2", api_key="sk-bench", max_retries=0))
+    # the agentic RAG golden case: its agent, input and scripted provider turns
+    scenario = parse_case_file(ROOT / "fixtures" / "goldens" / "agentic_rag.yaml")[0]
+    turns = scenario.emulate
+    agent = Agent(model=OpenAIResponses(id="gpt-5.2", api_key="sk-bench", max_retries=0),
+                  knowledge=thai_recipes(), **scenario.agent)
 
     def emulated(stream: bool) -> Callable[[], object]:
         def run() -> object:
-            provider = ScriptedProvider(scenario.turns, seed="bench")
+            provider = ScriptedProvider(turns, seed="bench")
             agent.model = OpenAIResponses(id="gpt-5.2", api_key="sk-bench", http_client=provider.http_client(), max_retries=0)
             result = agent.run(scenario.input, stream=stream)
             return list(result) if stream else result
@@ -78,7 +83,7 @@ def main() -> None:
         for stream in (False, True):
             cassette = str(Path(tmp) / f"agentic_rag_{stream}.yaml")
             # record once: the emulator answers through an in-process transport that vcrpy patches
-            provider = ScriptedProvider(scenario.turns, seed="bench")
+            provider = ScriptedProvider(turns, seed="bench")
             with vcr.VCR(record_mode="all", match_on=["method", "path"]).use_cassette(cassette):
                 agent.model = OpenAIResponses(id="gpt-5.2", api_key="sk-bench", http_client=provider.http_client(), max_retries=0)
                 result = agent.run(scenario.input, stream=stream)

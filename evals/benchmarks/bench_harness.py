@@ -5,7 +5,7 @@
 * per-case cost of ``run_case`` for a replayed two-round case (cassette load, agent run
   through the SDK, observation, golden comparison), without pytest around it;
 * the share of that which is the agent run itself (cassette replay, no harness);
-* the wall time of ``pytest evals/`` (all golden cases), in a fresh process.
+* the wall time of ``pytest evals/test_goldens.py`` (all golden cases), in a fresh process.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def median_ms(fn, runs: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--pytest-runs", type=int, default=3, help="how many times to time `pytest evals/`")
     args = parser.parse_args()
     settings = Settings(root=ROOT, cases_dir=ROOT / "fixtures/goldens", cassettes_dir=ROOT / "cassettes",
                         fixtures_dir=ROOT / "fixtures")
@@ -50,7 +51,7 @@ def main() -> None:
 
     from evals.harness.build import build_agent, build_model
 
-    model = build_model(sync.model, base_url=None, api_key="sk-bench")
+    model = build_model(sync.model, emulator_url=None, api_key="sk-bench")
     agent = build_agent(sync, model, settings.fixtures_dir)
     player = vcr.VCR(record_mode="none", match_on=["method", "path"])
     from evals.harness import cassette_format
@@ -65,12 +66,14 @@ def main() -> None:
     print(f"agent run alone from the same cassette: median {p50:.2f} ms, p95 {p95:.2f} ms")
 
     walls = []
-    for _ in range(3):
+    for _ in range(args.pytest_runs):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "pytest", "evals/", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
+        subprocess.run([sys.executable, "-m", "pytest", "evals/test_goldens.py", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
                        check=True, capture_output=True)
         walls.append(time.perf_counter() - started)
-    print(f"pytest evals/ (16 cases), wall: median {statistics.median(walls):.2f} s")
+    if walls:
+        cases = len(list((ROOT / "cassettes").glob("*.yaml")))
+        print(f"pytest evals/test_goldens.py ({cases} golden cases), wall: median {statistics.median(walls):.2f} s")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dataset", default=str(ROOT.parent / "shared" / "datasets" / "scifact"))
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--docs", type=int, default=None, help="use only the first N documents (a quick check)")
     args = parser.parse_args()
 
     import numpy as np
@@ -47,7 +48,7 @@ def main() -> None:
     dataset = load_beir(args.dataset, "test")
     embedder = EmbeddingCache(LocalEmbedder(), CACHE, mode="replay")
     queries = list(dataset.queries.values())[: args.queries]
-    docs = [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items()]
+    docs = [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items()][: args.docs]
     rows: list[tuple[str, str, float, float, float]] = []
 
     # baselines -----------------------------------------------------------------

@@ -1,0 +1,25 @@
+"""The benchmark scripts still run (tiny sizes; the numbers themselves are measured by hand)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evals.benchmarks.bench_core", "--runs", "2", "--import-repeats", "1"],
+        ["evals.benchmarks.bench_harness", "--runs", "2", "--pytest-runs", "0"],
+    ],
+    ids=["core", "harness"],
+)
+def test_benchmark_runs(command):
+    result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "median" in result.stdout
