@@ -35,9 +35,14 @@ def _factory(kind: str, request, tmp_path) -> StoreFactory:
             return ChromaDb(f"c-{key}", path=str(tmp_path / "chroma"), persistent_client=True, embedder=embedder,
                             search_type=search_type, **kw)
         url = request.getfixturevalue("pg_url")
-        return PgVector(f"t_{key}_{request.node.name.__hash__() & 0xFFFFFF:x}", db_url=url, embedder=embedder,
-                        search_type=search_type, vector_index=None if exact else "hnsw", **kw)
+        store = PgVector(f"t_{key}_{suffix}", db_url=url, embedder=embedder,
+                         search_type=search_type, vector_index=None if exact else "hnsw", **kw)
+        created.append(store)
+        return store
 
+    suffix = uuid.uuid4().hex[:8]  # the same key reopens the same table within one test
+    created: list[PgVector] = []
+    request.addfinalizer(lambda: [store.drop() for store in created])  # leave a shared server clean
     build.kind = kind  # type: ignore[attr-defined]
     return build
 
@@ -139,6 +144,7 @@ def test_pgvector_rolls_back_a_batch_the_database_refuses(pg_url):
     with pytest.raises(Exception, match="NaN"):
         store.insert([good, bad])
     assert store.count() == len(RECIPES)
+    store.drop()
 
 
 @pytest.mark.parametrize("name", ["docs; DROP TABLE x", "1abc", "a" * 64, "docs\"", "robert'); --"])
