@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Iterable
 
 from rag_core.tools.function import Function
@@ -24,8 +25,21 @@ class Toolkit:
         return f"{type(self).__name__}(name={self.name!r}, tools={[f.name for f in self.functions]})"
 
 
+_FUNCTIONS: weakref.WeakKeyDictionary[Any, Function] = weakref.WeakKeyDictionary()
+
+
 def as_function(obj: Callable[..., Any] | Function) -> Function:
-    return obj if isinstance(obj, Function) else Function.from_callable(obj)
+    """The Function for a tool. A plain function's Function is built once and reused, so
+    each run does not derive its schema and argument validator again."""
+    if isinstance(obj, Function):
+        return obj
+    try:
+        cached = _FUNCTIONS.get(obj)
+    except TypeError:  # not weak-referenceable or not hashable: build it each time
+        return Function.from_callable(obj)
+    if cached is None:
+        cached = _FUNCTIONS[obj] = Function.from_callable(obj)
+    return cached
 
 
 def expand_tools(tools: Iterable[Any]) -> list[Function]:
