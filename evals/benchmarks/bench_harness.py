@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--pytest-runs", type=int, default=3, help="how many times to time `pytest evals/`")
     args = parser.parse_args()
-    settings = Settings(root=ROOT, cases_dir=ROOT / "fixtures/goldens", cassettes_dir=ROOT / "cassettes",
+    settings = Settings(cassettes_dir=ROOT / "cassettes",
                         fixtures_dir=ROOT / "fixtures")
     [sync, stream] = parse_case_file(ROOT / "fixtures/goldens/agentic_rag.yaml")
     for case in (sync, stream):

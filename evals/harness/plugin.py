@@ -96,8 +96,6 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
     config = request.config
     strict = config.getoption("strict_cassettes")
     settings = Settings(
-        root=Path(config.rootpath),
-        cases_dir=_folder(config, "rag_core_cases"),
         cassettes_dir=_folder(config, "rag_core_cassettes"),
         fixtures_dir=_folder(config, "rag_core_fixtures"),
         record_mode=config.getoption("record_mode"),

@@ -18,8 +18,6 @@ from evals.harness.yaml_dump import dump
 
 @dataclass
 class Settings:
-    root: Path
-    cases_dir: Path
     cassettes_dir: Path
     fixtures_dir: Path
     record_mode: str = "none"

@@ -8,7 +8,7 @@ and ``qrels/<split>.tsv`` (header, then ``query-id corpus-id score``). Document 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rag_core.errors import RagCoreError
@@ -29,7 +29,6 @@ class Dataset:
     corpus: dict[str, str]  # doc id -> text
     queries: dict[str, str]  # query id -> text (only judged queries of the split)
     qrels: dict[str, dict[str, int]]  # query id -> doc id -> graded relevance
-    titles: dict[str, str] = field(default_factory=dict)
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict]]:
@@ -50,25 +49,23 @@ def _jsonl(path: Path) -> list[tuple[int, dict]]:
     return rows
 
 
-def _load_corpus(path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """(doc id -> text, doc id -> title) from BEIR-style lines; text is ``title + " " + text``."""
+def _load_corpus(path: Path) -> dict[str, str]:
+    """doc id -> text from BEIR-style lines; text is ``title + " " + text``."""
     corpus: dict[str, str] = {}
-    titles: dict[str, str] = {}
     for number, row in _jsonl(path):
         doc_id = str(row["_id"])
         if doc_id in corpus:
             raise DatasetError(f"{path}:{number}: duplicate document id {doc_id!r}")
         title = row.get("title") or ""
         corpus[doc_id] = (title + " " + (row.get("text") or "")).strip() if title else (row.get("text") or "")
-        titles[doc_id] = title
-    return corpus, titles
+    return corpus
 
 
 def load_beir(folder: str | Path, split: str = "test") -> Dataset:
     folder = Path(folder)
     if not folder.is_dir():
         raise DatasetError(f"{folder}: no such dataset folder. {BEIR_HELP}")
-    corpus, titles = _load_corpus(folder / "corpus.jsonl")
+    corpus = _load_corpus(folder / "corpus.jsonl")
     all_queries: dict[str, str] = {}
     for number, row in _jsonl(folder / "queries.jsonl"):
         query_id = str(row["_id"])
@@ -77,7 +74,7 @@ def load_beir(folder: str | Path, split: str = "test") -> Dataset:
         all_queries[query_id] = row.get("text") or ""
     qrels = load_qrels(folder / "qrels" / f"{split}.tsv", corpus, all_queries)
     queries = {q: all_queries[q] for q in qrels}
-    return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels, titles=titles)
+    return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels)
 
 
 def load_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
@@ -127,7 +124,7 @@ def load_judged_yaml(path: str | Path) -> Dataset:
         raise DatasetError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict) or "corpus" not in data or not isinstance(data.get("queries"), list):
         raise DatasetError(f"{path}: expected a mapping with 'corpus' (a file) and 'queries' (a list)")
-    corpus, titles = _load_corpus(path.parent / data["corpus"])
+    corpus = _load_corpus(path.parent / data["corpus"])
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     for index, entry in enumerate(data["queries"]):
@@ -146,4 +143,4 @@ def load_judged_yaml(path: str | Path) -> Dataset:
             raise DatasetError(f"{where} ({query_id}): no relevant document (grade >= 1)")
         queries[query_id] = str(entry["text"])
         qrels[query_id] = grades
-    return Dataset(name=path.parent.name, corpus=corpus, queries=queries, qrels=qrels, titles=titles)
+    return Dataset(name=path.parent.name, corpus=corpus, queries=queries, qrels=qrels)

@@ -122,10 +122,3 @@ def translate_error(exc: Exception) -> Exception:
     if isinstance(exc, openai.APIConnectionError):
         return ModelProviderError(f"{exc.message} ({exc.request.url})", provider="openai")
     return exc
-
-
-def dump(obj: Any) -> Any:
-    """A plain-dict view of an SDK object (lenient: keeps unknown fields)."""
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(mode="json", exclude_none=False)
-    return obj
