@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals.harness.sdk_types import validate_request
+from rag_core.evals.harness.sdk_types import validate_request
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
 

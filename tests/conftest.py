@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from evals.emulator.provider import ScriptedProvider
+from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core import Agent, Knowledge
 from rag_core.models import OpenAIChat, OpenAIResponses
 
@@ -42,8 +42,8 @@ def scripted_agent(model_class: type, turns: list[dict[str, Any]], asynchronous:
 # ---------------------------------------------------------------- PostgreSQL for PgVector tests
 @pytest.fixture(scope="session")
 def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A PostgreSQL with pgvector (see evals/harness/postgres.py): skip without one, fail in CI."""
-    from evals.harness.postgres import NoPostgres, postgres_url, required
+    """A PostgreSQL with pgvector (see rag_core/evals/postgres.py): skip without one, fail in CI."""
+    from rag_core.evals.postgres import NoPostgres, postgres_url, required
 
     try:
         return postgres_url(tmp_path_factory.mktemp("pg"))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.retrieval.datasets import DatasetError, load_beir, load_judged_yaml
+from rag_core.evals.retrieval.datasets import DatasetError, load_beir, load_judged_yaml
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 

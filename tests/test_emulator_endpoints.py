@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from evals.emulator import cohere_v2, openai_embeddings
-from evals.emulator.script import DeterministicIds, ScriptedTurn
-from evals.emulator.server import EmulatorServer
+from rag_core.evals.emulator import cohere_v2, openai_embeddings
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
+from rag_core.evals.emulator.server import EmulatorServer
 from rag_core import Document
 from rag_core.embedder import CohereEmbedder, OpenAIEmbedder
 from rag_core.reranker import CohereReranker

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter
 
-from evals.emulator import openai_chat, openai_responses
-from evals.emulator.script import DeterministicIds, ScriptedTurn
+from rag_core.evals.emulator import openai_chat, openai_responses
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
 
 TURNS = [
     ScriptedTurn(text="Hello there, friend."),

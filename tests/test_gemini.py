@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("google.genai")
 
-from evals.emulator.server import EmulatorServer  # noqa: E402
-from evals.harness.sdk_types import validate_gemini_body  # noqa: E402
+from rag_core.evals.emulator.server import EmulatorServer  # noqa: E402
+from rag_core.evals.harness.sdk_types import validate_gemini_body  # noqa: E402
 from rag_core import Agent  # noqa: E402
 from rag_core.embedder import GeminiEmbedder  # noqa: E402
 from rag_core.errors import ModelProviderError  # noqa: E402
@@ -103,8 +103,8 @@ def test_embedder_task_types_and_dimensions(emulator):
 def test_emulated_replies_have_the_real_shape_and_validate():
     from google.genai import types
 
-    from evals.emulator import gemini as emulated
-    from evals.emulator.script import DeterministicIds, ScriptedTurn
+    from rag_core.evals.emulator import gemini as emulated
+    from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
     from tests.recordings import response_json
 
     real = response_json("gemini/gemini_generatecontent_function_call_roundtrip_2.0-flash.yaml")

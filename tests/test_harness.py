@@ -78,7 +78,7 @@ def test_record_then_replay(project):
     assert "rag-core-replay-key" not in cassette and "authorization" not in cassette.lower()
     result = project.runpytest("evals", "--golden-report=report.md")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*2 cases, 0 failed, 0 goldens updated, 0 recorded, 0 stale cassettes*"])
+    result.stdout.fnmatch_lines(["*2 cases, 0 failed, 0 new goldens, 0 goldens updated, 0 recorded, 0 stale cassettes*"])
     assert "| 2 | 0 | 0 | 0 | 0 |" in (project.path / "report.md").read_text()
 
 
@@ -192,14 +192,14 @@ def test_xdist_with_update_goldens(project):
         golden.unlink()
     result = project.runpytest_subprocess("evals", "-n", "2", "--update-goldens")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*2 cases, 0 failed, 2 goldens updated*"])
+    result.stdout.fnmatch_lines(["*2 cases, 0 failed, 2 new goldens*"])
     project.runpytest_subprocess("evals", "-n", "2").assert_outcomes(passed=2)
 
 
 def test_the_published_case_schema_is_current():
     import json
 
-    from evals.harness.case import json_schema
+    from rag_core.evals.harness.case import json_schema
 
     published = json.loads((ROOT / "fixtures" / "goldens" / "case.schema.json").read_text())
-    assert published == json_schema(), "regenerate fixtures/goldens/case.schema.json from evals.harness.case.json_schema()"
+    assert published == json_schema(), "regenerate fixtures/goldens/case.schema.json from rag_core.evals.harness.case.json_schema()"

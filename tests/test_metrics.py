@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evals.retrieval.metrics import evaluate, parse_metric, per_query, ranked, run_from_ranking
+from rag_core.evals.retrieval.metrics import evaluate, parse_metric, per_query, ranked, run_from_ranking
 
 ir_measures = pytest.importorskip("ir_measures")
 

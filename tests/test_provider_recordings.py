@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evals.emulator import openai_chat as emulated_chat
-from evals.emulator import openai_responses as emulated_responses
-from evals.emulator.script import DeterministicIds, ScriptedTurn
+from rag_core.evals.emulator import openai_chat as emulated_chat
+from rag_core.evals.emulator import openai_responses as emulated_responses
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
 from rag_core import Agent
 from rag_core.errors import ModelProviderError
 from rag_core.messages import Message

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.harness.sdk_types import validate_chat_body, validate_responses_body
+from rag_core.evals.harness.sdk_types import validate_chat_body, validate_responses_body
 from rag_core import Agent
 from rag_core.messages import Message, ToolCall
 from rag_core.models import OpenAIChat, OpenAIResponses

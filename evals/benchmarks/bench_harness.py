@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from evals.harness.case import parse_case_file
-from evals.harness.runner import Settings, run_case
+from rag_core.evals.harness.case import parse_case_file
+from rag_core.evals.harness.runner import Settings, run_case
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,12 +49,12 @@ def main() -> None:
 
     import vcr
 
-    from evals.harness.build import build_agent, build_model
+    from rag_core.evals.harness.build import build_agent, build_model
 
     model = build_model(sync.model, emulator_url=None, api_key="sk-bench")
     agent = build_agent(sync, model, settings.fixtures_dir)
     player = vcr.VCR(record_mode="none", match_on=["method", "path"])
-    from evals.harness import cassette_format
+    from rag_core.evals.harness import cassette_format
 
     player.register_serializer("rag_core", cassette_format)
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from evals.retrieval.datasets import load_beir
+from rag_core.evals.retrieval.datasets import load_beir
 from rag_core import Document
 from rag_core.embedder import EmbeddingCache, LocalEmbedder
 

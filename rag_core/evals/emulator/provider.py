@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from evals.emulator import cohere_v2, gemini, openai_chat, openai_embeddings, openai_responses
-from evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
+from rag_core.evals.emulator import cohere_v2, gemini, openai_chat, openai_embeddings, openai_responses
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
 
 
 @dataclass
@@ -27,8 +27,11 @@ class ScriptExhausted(AssertionError):
 
 
 class ScriptedProvider:
-    def __init__(self, turns: Sequence[ScriptedTurn | ScriptedError | dict[str, Any]], seed: str = "emulator") -> None:
+    def __init__(self, turns: Sequence[ScriptedTurn | ScriptedError | dict[str, Any]], seed: str = "emulator",
+                 *, then: ScriptedTurn | None = None) -> None:
         self.turns = [_coerce(t) for t in turns]
+        # what every call past the script's end gets; None makes that an error (cases must script every call)
+        self.then = then
         self.ids = DeterministicIds(seed)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -47,11 +50,14 @@ class ScriptedProvider:
         self.requests.append(request)
         self.paths.append(path)
         index = len(self.requests) - 1
-        if index >= len(self.turns):
+        if index < len(self.turns):
+            turn = self.turns[index]
+        elif self.then is not None:
+            turn = self.then
+        else:
             raise ScriptExhausted(
                 f"request #{index + 1} to {path} but the script has only {len(self.turns)} turn(s)"
             )
-        turn = self.turns[index]
         request_id = self.ids.next("req", 32)
         headers = {"x-request-id": request_id}
         if isinstance(turn, ScriptedError):

@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from evals.harness.case import GoldenCase, case_files, parse_case_file
-from evals.harness.errors import HarnessError
-from evals.harness.recorder import RECORD_MODES
-from evals.harness.runner import Settings, run_case
+from rag_core.evals.harness.modes import RECORD_MODES
+
+if TYPE_CHECKING:  # imported lazily below: a project without golden cases never loads them
+    from rag_core.evals.harness.case import GoldenCase
+    from rag_core.evals.harness.runner import Settings
 
 STASH = pytest.StashKey[dict[str, Any]]()
 
@@ -30,7 +31,7 @@ class CaseRef:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("rag-core", "rag-core golden cases")
+    group = parser.getgroup("rag-core", "rag-core golden cases and retrieval suites")
     group.addoption("--update-goldens", action="store_true", default=False,
                     help="write what each case observed into its .golden.yaml instead of comparing")
     try:
@@ -58,6 +59,9 @@ def _folder(config: pytest.Config, name: str) -> Path:
 
 
 def discover(config: pytest.Config) -> list[CaseRef]:
+    from rag_core.evals.harness.case import case_files, parse_case_file
+    from rag_core.evals.harness.errors import HarnessError
+
     refs: list[CaseRef] = []
     for path in case_files(_folder(config, "rag_core_cases")):
         try:
@@ -93,6 +97,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def golden_settings(request: pytest.FixtureRequest) -> Any:
+    from rag_core.evals.harness.runner import Settings
+
     config = request.config
     strict = config.getoption("strict_cassettes")
     settings = Settings(
@@ -104,7 +110,7 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         update_goldens=config.getoption("update_goldens"),
     )
     if config.getoption("emulator"):
-        from evals.emulator.server import EmulatorServer
+        from rag_core.evals.emulator.server import EmulatorServer
 
         settings.emulator = EmulatorServer()
         yield settings
@@ -121,6 +127,9 @@ class GoldenHarness:
     def check(self, ref: CaseRef) -> None:
         if ref.error is not None:
             pytest.fail(ref.error, pytrace=False)
+        from rag_core.evals.harness.errors import HarnessError
+        from rag_core.evals.harness.runner import run_case
+
         assert ref.case is not None
         try:
             result = run_case(ref.case, self.settings)
@@ -131,7 +140,7 @@ class GoldenHarness:
         if problem is not None:
             pytest.fail(problem, pytrace=False)
         self.node.user_properties.append(("rag_core_case", {
-            "id": result.case_id, "updated": result.updated, "recorded": result.recorded,
+            "id": result.case_id, "updated": result.updated, "new": result.new_golden, "recorded": result.recorded,
             "stale": bool(result.stale), "tokens": result.tokens,
         }))
         if result.failures:
@@ -154,7 +163,7 @@ class _Summary:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.stats: dict[str, Any] = {"cases": 0, "updated": [], "recorded": [], "stale": [], "tokens": 0, "failed": []}
+        self.stats: dict[str, Any] = {"cases": 0, "updated": [], "new": [], "recorded": [], "stale": [], "tokens": 0, "failed": []}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -164,7 +173,7 @@ class _Summary:
                 continue
             self.stats["cases"] += 1
             self.stats["tokens"] += info["tokens"]
-            for flag in ("updated", "recorded", "stale"):
+            for flag in ("updated", "new", "recorded", "stale"):
                 if info[flag]:
                     self.stats[flag].append(info["id"])
             if report.failed:
@@ -176,14 +185,18 @@ class _Summary:
             return
         terminalreporter.section("rag-core golden cases")
         terminalreporter.write_line(
-            f"{stats['cases']} cases, {len(stats['failed'])} failed, {len(stats['updated'])} goldens updated, "
+            f"{stats['cases']} cases, {len(stats['failed'])} failed, {len(stats['new'])} new goldens, "
+            f"{len(stats['updated']) - len(stats['new'])} goldens updated, "
             f"{len(stats['recorded'])} recorded, {len(stats['stale'])} stale cassettes, "
             f"{stats['tokens']} tokens in recordings"
         )
         for case_id in stats["stale"]:
             terminalreporter.write_line(f"  stale cassette: {case_id} (re-record with --record-mode=rewrite)")
+        for case_id in stats["new"]:
+            terminalreporter.write_line(f"  new golden: {case_id} (review the new .golden.yaml file before committing it)")
         for case_id in stats["updated"]:
-            terminalreporter.write_line(f"  golden updated: {case_id} (review with git diff)")
+            if case_id not in stats["new"]:
+                terminalreporter.write_line(f"  golden updated: {case_id} (review with git diff)")
         path = self.config.getoption("golden_report")
         if path and not hasattr(self.config, "workerinput"):
             Path(path).write_text(_markdown(stats), encoding="utf-8")
@@ -200,7 +213,8 @@ def _markdown(stats: dict[str, Any]) -> str:
         f"| {len(stats['stale'])} | {stats['tokens']} |",
         "",
     ]
-    for title, key in (("Failed", "failed"), ("Stale cassettes", "stale"), ("Goldens updated", "updated")):
+    for title, key in (("Failed", "failed"), ("Stale cassettes", "stale"), ("New goldens (to review)", "new"),
+                       ("Goldens updated", "updated")):
         if stats[key]:
             lines += [f"**{title}:** " + ", ".join(f"`{c}`" for c in stats[key]), ""]
     return "\n".join(lines)

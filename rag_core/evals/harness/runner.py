@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.harness import compare as comparing
-from evals.harness.case import GoldenCase, load_expect
-from evals.harness.errors import UnrecordedRequestError
-from evals.harness.observe import normalize, observe
-from evals.harness.recorder import CaseRecorder, api_key, network_blocked
-from evals.harness.build import PROVIDER, build_agent, build_model
-from evals.harness.yaml_dump import dump
+from rag_core.evals.atomic import write_atomic
+from rag_core.evals.harness import compare as comparing
+from rag_core.evals.harness.case import GoldenCase, load_expect
+from rag_core.evals.harness.errors import UnrecordedRequestError
+from rag_core.evals.harness.observe import normalize, observe
+from rag_core.evals.harness.recorder import CaseRecorder, api_key, network_blocked
+from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
+from rag_core.evals.harness.yaml_dump import dump
 
 
 @dataclass
@@ -33,6 +34,7 @@ class CaseResult:
     failures: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     updated: bool = False
+    new_golden: bool = False  # written for the first time: to be reviewed before committing
     recorded: bool = False
     tokens: int = 0
 
@@ -108,10 +110,14 @@ def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
                 "provider calls than when it was recorded (re-record with --record-mode=rewrite if intended)"
             )
     golden_path = case.golden_path
-    if settings.update_goldens:
+    # a case recorded for the first time gets its first golden with the recording: replay alone
+    # (CI) never writes one, so a case without a reviewed golden still fails there
+    first_golden = recording and not golden_path.exists()
+    if settings.update_goldens or first_golden:
         text = dump({k: v for k, v in observed.items()})
         if not golden_path.exists() or golden_path.read_text(encoding="utf-8") != text:
-            golden_path.write_text(text, encoding="utf-8")
+            result.new_golden = not golden_path.exists()
+            write_atomic(golden_path, text)
             result.updated = True
         result.failures += [f for f in comparing.compare(case, None, observed, golden_path)]
         return result

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from evals.retrieval.datasets import BEIR_HELP, Dataset, DatasetError, load_beir, load_judged_yaml
-from evals.retrieval.metrics import evaluate, per_query, run_from_ranking
-from evals.retrieval.suite import EmbedderSpec, RetrieverSpec, SuiteSpec
+from rag_core.evals.retrieval.datasets import BEIR_HELP, Dataset, DatasetError, load_beir, load_judged_yaml
+from rag_core.evals.retrieval.metrics import evaluate, per_query, run_from_ranking
+from rag_core.evals.retrieval.suite import EmbedderSpec, RetrieverSpec, SuiteSpec
 from rag_core import Document
 from rag_core.embedder import EmbeddingCache
 

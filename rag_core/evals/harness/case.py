@@ -21,10 +21,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evals.emulator.script import ScriptedError, ScriptedTurn
-from evals.harness.errors import CaseFileError
-from evals.harness.paths import shown
-from evals.harness.yaml_lines import line_of, load_with_lines
+from rag_core.evals.emulator.script import ScriptedError, ScriptedTurn
+from rag_core.evals.harness.errors import CaseFileError
+from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.yaml_lines import line_of, load_with_lines
 
 GOLDEN_SUFFIX = ".golden.yaml"
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

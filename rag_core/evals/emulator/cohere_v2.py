@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens
-from evals.emulator.vectors import embed, relevance
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens
+from rag_core.evals.emulator.vectors import embed, relevance
 
 DIMENSIONS = {"embed-v4.0": 1536, "embed-english-v3.0": 1024, "embed-multilingual-v3.0": 1024}
 

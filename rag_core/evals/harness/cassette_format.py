@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from evals.harness.errors import CassetteFileError, SecretInCassetteError
-from evals.harness.paths import shown
-from evals.harness.yaml_dump import dump
+from rag_core.evals.harness.errors import CassetteFileError, SecretInCassetteError
+from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.yaml_dump import dump
 
 SECRET_PATTERNS = {
     "an OpenAI-style key (sk-…)": re.compile(r"sk-[A-Za-z0-9_-]{20,}"),

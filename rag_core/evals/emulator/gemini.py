@@ -12,8 +12,8 @@ import hashlib
 import json
 from typing import Any
 
-from evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
-from evals.emulator.vectors import embed
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.vectors import embed
 
 
 def _signature(seed: str) -> str:

@@ -6,8 +6,8 @@ import base64
 import struct
 from typing import Any
 
-from evals.emulator.script import estimate_tokens
-from evals.emulator.vectors import embed
+from rag_core.evals.emulator.script import estimate_tokens
+from rag_core.evals.emulator.vectors import embed
 
 DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 

@@ -10,9 +10,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec
-from evals.harness.errors import CaseFileError
-from evals.harness.paths import shown
+from rag_core.evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec
+from rag_core.evals.harness.errors import CaseFileError
+from rag_core.evals.harness.paths import shown
 from rag_core import Agent, Document, Knowledge
 from rag_core.models import Gemini, OpenAIChat, OpenAIResponses
 from rag_core.models.base import Model

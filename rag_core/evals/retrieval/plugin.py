@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from evals.retrieval import gate, report
-from evals.retrieval.datasets import Dataset, DatasetError
-from evals.retrieval.evaluate import DatasetUnavailable, RetrieverResult, build_embedder, load_dataset, run_retriever
-from evals.retrieval.suite import SuiteFileError, SuiteSpec, load_suite, suite_files
+if TYPE_CHECKING:  # imported lazily below: a project without retrieval suites never loads them
+    from rag_core.evals.retrieval.datasets import Dataset
+    from rag_core.evals.retrieval.evaluate import RetrieverResult
+    from rag_core.evals.retrieval.suite import SuiteSpec
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Target:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("rag-core-retrieval", "rag-core retrieval suites")
+    group = parser.getgroup("rag-core", "rag-core golden cases and retrieval suites")
     group.addoption("--update-baselines", action="store_true", default=False,
                     help="write each retriever's numbers as its new baseline")
     group.addoption("--report-dir", default=None, metavar="DIR",
@@ -37,6 +37,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _targets(config: pytest.Config) -> list[Target]:
+    from rag_core.evals.retrieval.suite import SuiteFileError, load_suite, suite_files
+
     targets: list[Target] = []
     for path in suite_files(Path(config.rootpath) / config.getini("rag_core_retrieval")):
         try:
@@ -71,7 +73,7 @@ class RetrievalRunner:
         self.results: dict[tuple[str, str], RetrieverResult] = {}
 
     def _pg_url(self) -> str:
-        from evals.harness.postgres import NoPostgres, postgres_url, required
+        from rag_core.evals.postgres import NoPostgres, postgres_url, required
 
         try:
             return postgres_url(self.tmp.mktemp("pg"))
@@ -81,6 +83,8 @@ class RetrievalRunner:
             pytest.skip(str(exc))
 
     def result(self, suite: SuiteSpec, name: str) -> RetrieverResult:
+        from rag_core.evals.retrieval.evaluate import build_embedder, load_dataset, run_retriever
+
         key = (suite.name, name)
         if key not in self.results:
             if suite.name not in self.datasets:
@@ -99,6 +103,9 @@ def retrieval_runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
 @pytest.fixture
 def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRequest):
     def check(target: Target) -> None:
+        from rag_core.evals.retrieval.datasets import DatasetError
+        from rag_core.evals.retrieval.evaluate import DatasetUnavailable
+
         if target.error:
             pytest.fail(target.error, pytrace=False)
         assert target.suite is not None
@@ -118,6 +125,8 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
 
 
 def _check_retriever(runner: RetrievalRunner, target: Target, request: pytest.FixtureRequest) -> None:
+    from rag_core.evals.retrieval import gate
+
     suite = target.suite
     assert suite is not None and target.retriever is not None
     result = runner.result(suite, target.retriever)
@@ -176,10 +185,12 @@ class _Summary:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.results:
             return
+        from rag_core.evals.retrieval import report
+
         terminalreporter.section("rag-core retrieval suites")
         for line in report.table(self.results):
             terminalreporter.write_line(line)
         folder = self.config.getoption("report_dir")
         if folder and not hasattr(self.config, "workerinput"):
-            for path in report.write(Path(folder), self.results, self.worse):
-                terminalreporter.write_line(f"report: {path}")
+            for line in report.write(Path(folder), self.results, self.worse):
+                terminalreporter.write_line(f"report: {line}")

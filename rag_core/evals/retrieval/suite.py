@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evals.retrieval.metrics import parse_metric
+from rag_core.evals.retrieval.metrics import parse_metric
 
 
 class _Strict(BaseModel):

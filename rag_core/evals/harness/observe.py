@@ -6,7 +6,7 @@ import copy
 import re
 from typing import Any
 
-from evals.harness.case import NormalizeRule
+from rag_core.evals.harness.case import NormalizeRule
 from rag_core import Agent, RunOutput
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\*|\d+)\]")

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evals.harness.case import Expect, GoldenCase, ToolCallsExpect
-from evals.harness.paths import shown
-from evals.harness.yaml_dump import dump
+from rag_core.evals.harness.case import Expect, GoldenCase, ToolCallsExpect
+from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.yaml_dump import dump
 
 SNAPSHOT_FIELDS = ("system_prompt", "user_messages", "tools", "requests", "references", "usage", "error")
 

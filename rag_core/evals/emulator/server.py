@@ -10,7 +10,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Sequence
 
-from evals.emulator.provider import ScriptedProvider
+from rag_core.evals.emulator.provider import ScriptedProvider
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -49,8 +49,10 @@ class _Server(ThreadingHTTPServer):
 
 
 class EmulatorServer:
-    def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+    """Serves on loopback only; ``port=0`` takes a free port."""
+
+    def __init__(self, port: int = 0) -> None:
+        self._server = _Server(("127.0.0.1", port), _Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="rag-core-emulator", daemon=True)
         self._thread.start()
 
@@ -59,9 +61,10 @@ class EmulatorServer:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def load(self, turns: Sequence[Any], seed: str) -> ScriptedProvider:
-        """Serve ``turns`` (one per provider call) from now on; ids derive from ``seed``."""
-        provider = ScriptedProvider(list(turns), seed=seed)
+    def load(self, turns: Sequence[Any], seed: str, then: Any = None) -> ScriptedProvider:
+        """Serve ``turns`` (one per provider call) from now on, then ``then`` for every further
+        call if given; ids derive from ``seed``."""
+        provider = ScriptedProvider(list(turns), seed=seed, then=then)
         self._server.provider = provider
         return provider
 

@@ -17,10 +17,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterator
 
-from evals.harness import cassette_format
-from evals.harness.errors import HarnessError
+from rag_core.evals.harness import cassette_format
+from rag_core.evals.harness.errors import HarnessError
+from rag_core.evals.harness.modes import RECORD_MODES
 
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
 # request headers that carry credentials, or vary by machine and retry
 SCRUBBED_REQUEST_HEADERS = [

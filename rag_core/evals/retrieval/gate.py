@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evals.retrieval.evaluate import RetrieverResult
-from evals.retrieval.suite import SuiteSpec
+from rag_core.evals.retrieval.evaluate import RetrieverResult
+from rag_core.evals.retrieval.suite import SuiteSpec
 
 
 def baseline_file(suite: SuiteSpec, root: Path, retriever: str) -> Path | None:

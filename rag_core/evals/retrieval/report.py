@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+from rag_core.evals.atomic import write_atomic
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:
@@ -68,9 +71,17 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     plt.close(figure)
 
 
-def write(folder: Path, results: list[dict[str, Any]], worse: dict[str, list[Any]]) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "retrieval.json").write_text(json.dumps({"results": results, "worse_than_baseline": worse}, indent=1) + "\n")
-    (folder / "retrieval.md").write_text(markdown(results, worse) + "\n")
-    plot(results, folder / "recall_at_k.png")
-    return [folder / "retrieval.json", folder / "retrieval.md", folder / "recall_at_k.png"]
+def write(folder: Path, results: list[dict[str, Any]], worse: dict[str, list[Any]]) -> list[str]:
+    """Write the reports; returns a line per file (or per file left out, and why)."""
+    write_atomic(folder / "retrieval.json", json.dumps({"results": results, "worse_than_baseline": worse}, indent=1) + "\n")
+    write_atomic(folder / "retrieval.md", markdown(results, worse) + "\n")
+    written = [str(folder / "retrieval.json"), str(folder / "retrieval.md")]
+    try:
+        import matplotlib  # noqa: F401  (the plot is optional: the light `evals` install has no matplotlib)
+    except ImportError:
+        return written + [f"{folder / 'recall_at_k.png'} not drawn: matplotlib is not installed (pip install matplotlib)"]
+    png = folder / "recall_at_k.png"
+    staging = png.with_name(f".{png.name}.tmp.png")
+    plot(results, staging)
+    os.replace(staging, png)
+    return written + [str(png)]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.emulator.openai_responses import CREATED_AT
-from evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.openai_responses import CREATED_AT
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
 
 
 def _usage(request: dict[str, Any], output_text: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
 
 CREATED_AT = 1767225600  # fixed (2026-01-01T00:00:00Z): replies must not depend on the clock
 

@@ -1,0 +1,168 @@
+"""The ``rag-core`` command (also ``python -m rag_core``): what is not a test run.
+
+    rag-core emulator serve [--port N] [--script FILE]   the provider emulator on 127.0.0.1
+    rag-core cache record SUITE [--root DIR]             a retrieval suite's embedding cache
+    rag-core init [DIR]                                  scaffold golden cases in a project
+    rag-core --version
+
+Bad input ends with one line on stderr naming the thing and the cause, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import rag_core
+
+NO_SCRIPT_REPLY = "This is the rag-core emulator with no script: start it with --script FILE to script its answers."
+
+
+class UsageError(Exception):
+    """Bad input: the message is the one line the user sees."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line that points at --help, not the whole usage text."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _load_script(path: Path) -> list[Any]:
+    """The turns of a script file: a YAML list of turns, or a case file's ``emulate:`` list."""
+    import yaml
+    from pydantic import TypeAdapter, ValidationError
+
+    from rag_core.evals.emulator.script import ScriptedError, ScriptedTurn
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UsageError(f"{path}: not a YAML file ({' '.join(str(exc).split())})") from None
+    if isinstance(data, dict) and "emulate" in data:
+        data = data["emulate"]
+    if not isinstance(data, list):
+        raise UsageError(f"{path}: a script is a list of turns (or a case file with an emulate: list)")
+    try:
+        return TypeAdapter(list[ScriptedTurn | ScriptedError]).validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"] if p not in ("ScriptedTurn", "ScriptedError"))
+        raise UsageError(f"{path}: turn {where}: {first['msg']}") from None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from rag_core.evals.emulator.script import ScriptedTurn
+    from rag_core.evals.emulator.server import EmulatorServer
+
+    turns = _load_script(args.script) if args.script else []
+    try:
+        server = EmulatorServer(port=args.port)
+    except OSError as exc:
+        raise UsageError(f"port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})") from None
+    # without a script every model call gets one fixed answer, so any SDK can be pointed at it
+    server.load(turns, seed="rag-core-emulator", then=None if args.script else ScriptedTurn(text=NO_SCRIPT_REPLY))
+    url = server.url
+    print(f"rag-core emulator on {url} ({len(turns)} scripted turn(s)" if args.script else
+          f"rag-core emulator on {url} (no script: every model call gets a fixed answer)", end="")
+    print(")" if args.script else "")
+    print(f"  OPENAI_BASE_URL={url}/v1  CO_API_URL={url}  GOOGLE_GEMINI_BASE_URL={url}")
+    print("Stop with Ctrl-C.", flush=True)
+    stopped = threading.Event()
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        stopped.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
+def _record_cache(args: argparse.Namespace) -> int:
+    from rag_core.errors import RagCoreError
+    from rag_core.evals.retrieval.evaluate import DatasetUnavailable
+    from rag_core.evals.retrieval.record_cache import record
+    from rag_core.evals.retrieval.suite import SuiteFileError
+
+    if not args.suite.is_file():
+        raise UsageError(f"{args.suite}: no such suite file")
+    try:
+        print(record(args.suite, args.root))
+    except (SuiteFileError, DatasetUnavailable, RagCoreError) as exc:  # RagCoreError: provider, extra, dataset
+        raise UsageError(" ".join(str(exc).split())) from None
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    from rag_core.evals.scaffold import NEXT_STEPS, init_project
+
+    try:
+        result = init_project(args.dir)
+    except (NotADirectoryError, OSError) as exc:
+        raise UsageError(f"{args.dir}: cannot scaffold here ({exc})") from None
+    for path in result.written:
+        print(f"wrote {args.dir / path}")
+    for path in result.kept:
+        print(f"kept  {args.dir / path} (exists already)")
+    for note in result.notes:
+        print(note, end="" if note.endswith("\n") else "\n")
+    print(NEXT_STEPS.format(folder=args.dir))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rag-core", description="rag-core: the provider emulator, embedding caches, project scaffolding. "
+                     "Golden cases and retrieval suites run under pytest (pytest evals/).")
+    parser.add_argument("--version", action="version", version=f"rag-core {rag_core.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    emulator = commands.add_parser("emulator", help="the provider emulator (OpenAI, Cohere, Gemini wire formats)")
+    emulator_commands = emulator.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    emulator_commands.required = True
+    serve = emulator_commands.add_parser(
+        "serve", help="serve on 127.0.0.1 until stopped",
+        description="Serve the provider emulator on 127.0.0.1, for recording by hand or pointing any SDK at it.")
+    serve.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one, printed)")
+    serve.add_argument("--script", type=Path, metavar="FILE",
+                       help="YAML list of turns (or a case file): what each model call answers, in order")
+    serve.set_defaults(run=_serve)
+
+    cache = commands.add_parser("cache", help="embedding caches of retrieval suites")
+    cache_commands = cache.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    cache_commands.required = True
+    record = cache_commands.add_parser(
+        "record", help="embed a suite's corpus and queries into its cache",
+        description="Embed a retrieval suite's corpus and queries into its EmbeddingCache folder "
+                    "(needs the suite's embedder: the local model or a provider key).")
+    record.add_argument("suite", type=Path, metavar="SUITE", help="the suite file, e.g. fixtures/retrieval/kitchen.yaml")
+    record.add_argument("--root", type=Path, default=Path("."),
+                        help="the project root the suite's paths are relative to (default: the current folder)")
+    record.set_defaults(run=_record_cache)
+
+    init = commands.add_parser(
+        "init", help="scaffold golden cases in a project",
+        description="Write an example golden case, its corpus, evals/test_goldens.py, a pytest configuration "
+                    "and a CI workflow into DIR. Existing files are kept.")
+    init.add_argument("dir", type=Path, nargs="?", default=Path("."), metavar="DIR", help="the project (default: .)")
+    init.set_defaults(run=_init)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        print(f"rag-core: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,172 @@
+"""The ``rag-core`` command, run as a user runs it: a separate process, in a folder of their own."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rag_core
+from rag_core.cli import NO_SCRIPT_REPLY
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = [[sys.executable, "-m", "rag_core"]]
+if shutil.which("rag-core", path=str(Path(sys.executable).parent)):  # the console script pip installs
+    COMMANDS.append([shutil.which("rag-core", path=str(Path(sys.executable).parent))])
+
+
+def rag_core_command(*args: str, cwd: Path, command: list[str] = COMMANDS[0], env: dict[str, str] | None = None,
+                     timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    environment.update(env or {})
+    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environment)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: Path(c[-1]).name)
+def test_version(command, tmp_path):
+    result = rag_core_command("--version", cwd=tmp_path, command=command)
+    assert result.returncode == 0 and result.stdout.strip() == f"rag-core {rag_core.__version__}"
+
+
+@pytest.mark.parametrize("words", [[], ["emulator"], ["emulator", "serve"], ["cache"], ["cache", "record"], ["init"]])
+def test_every_command_has_help(words, tmp_path):
+    result = rag_core_command(*words, "--help", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("usage: rag-core")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], "the following arguments are required: COMMAND"),
+        (["bogus"], "invalid choice: 'bogus'"),
+        (["emulator"], "required: ACTION"),
+        (["emulator", "serve", "--port", "x"], "invalid int value: 'x'"),
+        (["emulator", "serve", "--script", "missing.yaml"], "missing.yaml: cannot be read"),
+        (["emulator", "serve", "--script", "bad_turn.yaml"], "bad_turn.yaml: turn 0.text"),
+        (["emulator", "serve", "--script", "not_a_list.yaml"], "not_a_list.yaml: a script is a list of turns"),
+        (["cache", "record", "missing.yaml"], "missing.yaml: no such suite file"),
+        (["cache", "record", "no_embedder.yaml"], "no_embedder.yaml: the suite has no embedder"),
+        (["init", "a_file.txt"], "a_file.txt: cannot scaffold here"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_a_non_zero_exit(args, expected, tmp_path):
+    (tmp_path / "bad_turn.yaml").write_text("- text: [not, a, string]\n")
+    (tmp_path / "not_a_list.yaml").write_text("text: hello\n")
+    (tmp_path / "no_embedder.yaml").write_text(
+        "name: s\ndataset: {judged: q.yaml}\nmetrics: [ndcg@10]\nretrievers: [{name: b, search_type: keyword}]\n")
+    (tmp_path / "a_file.txt").write_text("")
+    result = rag_core_command(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rag-core") and expected in lines[0], result.stderr
+
+
+def _serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen([*COMMANDS[0], "emulator", "serve", *args], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.readline() if process.stdout else ""
+    assert first.startswith("rag-core emulator on http://127.0.0.1:"), first + (process.stderr.read() if process.stderr else "")
+    return process, first.split()[3]
+
+
+def _stop(process: subprocess.Popen[str]) -> int:
+    process.send_signal(signal.SIGTERM)
+    return process.wait(timeout=30)
+
+
+def test_emulator_serve_answers_any_sdk_without_a_script(tmp_path):
+    import openai
+
+    process, url = _serve(tmp_path)
+    try:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="emulator", max_retries=0)
+        for _ in range(2):
+            assert client.responses.create(model="gpt-5.2", input="hi").output_text == NO_SCRIPT_REPLY
+        chat = client.chat.completions.create(model="gpt-5.2", messages=[{"role": "user", "content": "hi"}])
+        assert chat.choices[0].message.content == NO_SCRIPT_REPLY
+    finally:
+        assert _stop(process) == 0
+
+
+def test_emulator_serve_follows_a_script_on_the_requested_port(tmp_path):
+    import openai
+
+    with socket.socket() as probe:  # a free port, released before the emulator takes it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "case.yaml").write_text("id: x\ninput: hi\nemulate:\n  - text: first answer\n")
+    process, url = _serve(tmp_path, "--port", str(port), "--script", "case.yaml")
+    try:
+        assert url == f"http://127.0.0.1:{port}"
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="emulator", max_retries=0)
+        assert client.responses.create(model="gpt-5.2", input="hi").output_text == "first answer"
+        with pytest.raises(openai.InternalServerError, match="only 1 turn"):
+            client.responses.create(model="gpt-5.2", input="again")
+        busy = rag_core_command("emulator", "serve", "--port", str(port), cwd=tmp_path)
+        assert busy.returncode == 2 and f"port {port}: cannot listen" in busy.stderr
+    finally:
+        assert _stop(process) == 0
+
+
+def test_cache_record_fills_a_suites_embedding_cache(tmp_path):
+    from rag_core.evals.emulator.server import EmulatorServer
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "corpus.jsonl").write_text(
+        '{"_id": "d1", "text": "pad thai with tamarind"}\n{"_id": "d2", "text": "green curry"}\n')
+    (tmp_path / "data" / "queries.yaml").write_text(
+        "corpus: corpus.jsonl\nqueries:\n  - {id: q1, text: pad thai, relevant: [d1]}\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: tiny\ndataset: {judged: data/queries.yaml}\n"
+        "embedder: {kind: openai, id: text-embedding-3-small, cache: cassettes/embeddings/tiny}\n"
+        "metrics: [ndcg@10]\nretrievers: [{name: dense, search_type: vector}]\n")
+    server = EmulatorServer()
+    env = {"OPENAI_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": "emulator"}
+    try:
+        refused = rag_core_command("cache", "record", "suite.yaml", cwd=tmp_path, env=env)  # no script: 503
+        server.load([], seed="cache")  # embeddings need no scripted turns
+        result = rag_core_command("cache", "record", "suite.yaml", cwd=tmp_path, env=env)
+    finally:
+        server.close()
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1 and "HTTP 503" in refused.stderr
+    assert result.returncode == 0, result.stderr
+    assert "tiny: 2 documents, 1 queries" in result.stdout and "holds 3 vectors" in result.stdout
+    assert (tmp_path / "cassettes" / "embeddings" / "tiny").is_dir()
+
+
+README_INIT_FILES = [
+    "fixtures/goldens/example_agentic_rag.yaml", "fixtures/goldens/case.schema.json", "fixtures/corpora/example.yaml",
+    "evals/__init__.py", "evals/test_goldens.py", "pytest.ini", ".github/workflows/rag-core-evals.yml",
+]
+
+
+def test_init_then_record_snapshot_and_replay_the_example(tmp_path):
+    """The README's "Use it in your project" steps, as written, in a new folder."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in readme for name in README_INIT_FILES), "README lists what rag-core init writes"
+    project = tmp_path / "project"
+    result = rag_core_command("init", str(project), cwd=tmp_path, command=COMMANDS[-1])
+    assert result.returncode == 0, result.stderr
+    written = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file())
+    assert written == sorted(README_INIT_FILES)
+    assert (project / "cassettes").is_dir()
+    # the printed next steps are the commands that work
+    steps = [line.split("#")[0].strip() for line in result.stdout.splitlines() if line.strip().startswith("pytest ")]
+    assert steps == ["pytest evals/ --record-mode=once --emulator", "pytest evals/"]
+    for step in steps:
+        ran = subprocess.run([sys.executable, "-m", *step.split()], cwd=project, capture_output=True, text=True, timeout=300,
+                             env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")})
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (project / "cassettes" / "example_agentic_rag.yaml").is_file()
+    golden = (project / "fixtures" / "goldens" / "example_agentic_rag.golden.yaml").read_text()
+    assert "search_knowledge_base" in golden and "tamarind" in golden
+    again = rag_core_command("init", str(project), cwd=tmp_path)
+    # a second run keeps every file; pytest.ini now counts as the project's own configuration
+    assert again.returncode == 0 and again.stdout.count("kept ") == len(README_INIT_FILES) - 1
+    assert "pytest.ini already configures pytest" in again.stdout

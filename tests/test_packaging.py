@@ -1,0 +1,96 @@
+"""rag-core as a user installs it: no top-level package but ``rag_core``, a light pytest plugin,
+and the harness working in a project that has its own ``evals`` package.
+
+Each test runs Python in a fresh process, outside this repository, so that only what is
+installed is importable (this repository's own ``evals/`` folder is not).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def pytest_in(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], project)
+
+
+def test_installing_rag_core_adds_no_top_level_evals_package(tmp_path):
+    result = run([sys.executable, "-c", "import evals"], tmp_path)
+    assert result.returncode != 0 and "No module named 'evals'" in result.stderr
+
+
+def test_the_pytest_plugins_import_nothing_heavy(tmp_path):
+    """Installed plugins load in every pytest session of every project: they must stay cheap
+    (measured: a few ms; see the README). What they would pay for is in the list below."""
+    probe = textwrap.dedent("""
+        import sys, pytest
+        before = set(sys.modules)
+        import rag_core.evals.harness.plugin, rag_core.evals.retrieval.plugin
+        print(" ".join(sorted(set(sys.modules) - before)))
+    """)
+    result = run([sys.executable, "-c", probe], tmp_path)
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.split()
+    heavy = ("pydantic", "yaml", "vcr", "numpy", "openai", "rag_core.agent", "rag_core.evals.harness.case",
+             "rag_core.evals.retrieval.suite")
+    assert not [m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy)], loaded
+
+
+def test_a_project_without_golden_cases_sees_no_extra_output(tmp_path):
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
+    result = pytest_in(tmp_path, "-q")
+    assert result.returncode == 0, result.stdout
+    assert "rag-core" not in result.stdout and "golden" not in result.stdout, result.stdout
+
+
+def test_the_plugins_register_their_options_in_one_group(tmp_path):
+    result = pytest_in(tmp_path, "--help")
+    sections = [line for line in result.stdout.splitlines() if line.startswith("rag-core")]
+    assert sections == ["rag-core golden cases and retrieval suites:"], sections
+    section = result.stdout.split(sections[0], 1)[1].split("\n\n", 1)[0]
+    for option in ("--update-goldens", "--record-mode", "--emulator", "--update-baselines", "--report-dir"):
+        assert option in section
+
+
+CASE = """\
+id: pantry
+agent: {instructions: [Be brief.]}
+input: What is in the pantry?
+emulate:
+  - text: Fish sauce and palm sugar.
+expect:
+  output: {contains: palm sugar}
+"""
+
+
+def test_a_user_project_with_its_own_evals_package_records_and_replays(tmp_path):
+    """The folder name the README recommends, as a package, next to the installed harness."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = evals\n")
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    (evals / "__init__.py").write_text("")
+    (evals / "helpers.py").write_text("ANSWER = 42\n")
+    (evals / "test_mine.py").write_text("from evals.helpers import ANSWER\n\ndef test_mine():\n    assert ANSWER == 42\n")
+    (evals / "test_goldens.py").write_text("def test_golden_case(golden_case, golden_harness):\n    golden_harness.check(golden_case)\n")
+    (tmp_path / "fixtures" / "goldens").mkdir(parents=True)
+    (tmp_path / "fixtures" / "goldens" / "pantry.yaml").write_text(CASE)
+
+    recorded = pytest_in(tmp_path, "evals/", "--record-mode=once", "--emulator")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert (tmp_path / "cassettes" / "pantry.yaml").is_file()
+    assert "new golden: pantry" in recorded.stdout
+    replayed = pytest_in(tmp_path, "evals/")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "2 passed" in replayed.stdout
