@@ -64,6 +64,18 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+def run_hint(project: pytest.Pytester, result: pytest.RunResult, lead: str) -> pytest.RunResult:
+    """Run the command a failure message printed after ``lead``, as printed; it must end green."""
+    import shlex
+
+    line = next(line for line in result.stdout.lines if lead in line)
+    command = shlex.split(line.split(lead, 1)[1].split(" (set the provider")[0])
+    assert command[0] == "pytest", line
+    fixed = project.runpytest(*command[1:])
+    assert fixed.ret == 0, fixed.stdout.str()
+    return fixed
+
+
 def record(project: pytest.Pytester, *extra: str) -> pytest.RunResult:
     result = project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens", *extra)
     result.assert_outcomes(passed=len(CASES))
@@ -120,10 +132,11 @@ def test_an_unrecorded_request_fails_under_replay_with_how_to_record(project):
     cassette.write_text(text[: text.index("- request:", text.index("- request:") + 1)] + "version: 1\n")
     result = project.runpytest("evals", "-k", "with_tool")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*with_tool: the agent made a request that with_tool.yaml does not hold*",
-        "*Record it: pytest evals/ -k 'with_tool' --record-mode=new_episodes --emulator*",
-    ])
+    result.stdout.fnmatch_lines(["*with_tool: the agent sent POST /v1/responses (request #2), which cassettes/with_tool.yaml "
+                                 "does not hold*"])
+    assert "current record mode" not in result.stdout.str()  # vcrpy's own advice contradicts ours
+    run_hint(project, result, "Record it again: ")
+    project.runpytest("evals").assert_outcomes(passed=2)
 
 
 def test_unused_recorded_interactions_fail_the_case(project):
@@ -137,7 +150,9 @@ def test_unused_recorded_interactions_fail_the_case(project):
 def test_a_missing_cassette_with_no_recording_is_a_clear_failure(project):
     result = project.runpytest("evals", "-k", "with_tool")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*does not hold*", "*Record it*"])
+    result.stdout.fnmatch_lines(["*with_tool: no cassette cassettes/with_tool.yaml yet. Record it: pytest*--emulator"])
+    run_hint(project, result, "Record it: ")  # records the case and writes its first golden
+    project.runpytest("evals", "-k", "with_tool").assert_outcomes(passed=1, deselected=1)
 
 
 def test_a_secret_is_refused_and_no_cassette_written(project):
@@ -147,10 +162,11 @@ def test_a_secret_is_refused_and_no_cassette_written(project):
     result = project.runpytest("evals", "--record-mode=once", "--emulator", "-k", "with_tool")
     result.assert_outcomes(errors=0, failed=1)
     result.stdout.fnmatch_lines([
-        "*refusing to write a cassette that still contains credentials*",
+        "*cassettes/with_tool.yaml: refusing to write the recording: it still contains what looks like a credential:",
         "*interactions?0?.request.body.json.input?0?.content: an OpenAI-style key*",
     ])
     assert not (project.path / "cassettes" / "with_tool.yaml").exists()
+    assert not (project.path / "fixtures" / "goldens" / "with_tool.golden.yaml").exists()
 
 
 def test_recording_without_keys_or_emulator_says_how(project, monkeypatch):

@@ -4,9 +4,15 @@ Bulk embeddings (a whole corpus) do not belong in YAML cassettes. The cache is
 content-addressed: each vector is stored under a hash of (embedder identity, input type,
 text), so it holds vectors and hashes only, never the text. On disk a cache is a folder:
 
-    meta.json     format version, embedder identity, dimensions, dtype, count
-    keys.txt      one hex key per line; line i names row i of vectors.npy
-    vectors.npy   float32 (or float16) matrix, one row per key
+    meta.json            the manifest: format version, embedder identity, dimensions, dtype,
+                         count, and the names of the two data files below
+    keys-<id>.txt        one hex key per line; line i names row i of the vectors
+    vectors-<id>.npy     float32 (or float16) matrix, one row per key
+
+A save writes new data files under new names, then the manifest (atomically, last), then
+removes the data files no manifest names. A crash at any point leaves a manifest that names
+complete files: the old version or the new one. (Caches written before manifests named their
+files use ``keys.txt`` and ``vectors.npy``; they are read as they are.)
 
 Modes: ``record`` embeds what is missing and saves it; ``replay`` never calls the
 embedder and fails on a miss; ``auto`` is replay under CI (``CI`` set) and record elsewhere.
@@ -15,11 +21,13 @@ embedder and fails on a miss; ``auto`` is replay under CI (``CI`` set) and recor
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
+from rag_core._files import write_atomic
 from rag_core.embedder.base import Embedder, InputType
 from rag_core.errors import RagCoreError
 
@@ -67,9 +75,10 @@ class EmbeddingCache(Embedder):
 
         try:
             meta = json.loads(meta_path.read_text())
-            keys = (self.path / "keys.txt").read_text().split()
-            vectors = np.load(self.path / "vectors.npy")
-        except (OSError, ValueError) as exc:
+            files = meta.get("files", {"keys": "keys.txt", "vectors": "vectors.npy"})
+            keys = (self.path / files["keys"]).read_text().split()
+            vectors = np.load(self.path / files["vectors"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             raise RagCoreError(f"embedding cache at {self.path} is unreadable ({exc}); delete it and record again") from exc
         if meta.get("format") != FORMAT_VERSION:
             raise RagCoreError(f"embedding cache at {self.path} has format {meta.get('format')}, expected {FORMAT_VERSION}")
@@ -91,23 +100,24 @@ class EmbeddingCache(Embedder):
         keys = sorted(self._rows, key=self._rows.__getitem__) + list(self._pending)
         new = np.asarray(list(self._pending.values()), dtype=self.dtype)
         vectors = new if self._vectors is None else np.concatenate([self._vectors, new.astype(self._vectors.dtype)])
-        self.path.mkdir(parents=True, exist_ok=True)
+        version = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:12]
+        files = {"keys": f"keys-{version}.txt", "vectors": f"vectors-{version}.npy"}
         meta = {
             "format": FORMAT_VERSION,
             "embedder": self.embedder.cache_key,
             "dimensions": int(vectors.shape[1]),
             "dtype": str(vectors.dtype),
             "count": len(keys),
+            "files": files,
         }
-        for name, write in (
-            ("vectors.npy", lambda f: np.save(f, vectors)),
-            ("keys.txt", lambda f: f.write(("\n".join(keys) + "\n").encode())),
-            ("meta.json", lambda f: f.write((json.dumps(meta, indent=2) + "\n").encode())),
-        ):
-            tmp = self.path / f".{name}.tmp"
-            with open(tmp, "wb") as handle:
-                write(handle)
-            os.replace(tmp, self.path / name)
+        buffer = io.BytesIO()
+        np.save(buffer, vectors)
+        write_atomic(self.path / files["vectors"], buffer.getvalue())
+        write_atomic(self.path / files["keys"], "\n".join(keys) + "\n")
+        write_atomic(self.path / "meta.json", json.dumps(meta, indent=2) + "\n")  # the switch to the new version
+        for stale in [*self.path.glob("keys*.txt"), *self.path.glob("vectors*.npy")]:
+            if stale.name not in files.values():
+                stale.unlink(missing_ok=True)
         self._rows = {k: i for i, k in enumerate(keys)}
         self._vectors = vectors
         self._pending = {}
@@ -128,8 +138,9 @@ class EmbeddingCache(Embedder):
                 sample = texts[missing[0]]
                 raise EmbeddingCacheMiss(
                     f"embedding cache {self.path}: {len(missing)} of {len(texts)} {input_type} text(s) were never "
-                    f"recorded for {self.embedder.cache_key} (first: {sample[:80]!r}). Record them with "
-                    f"mode='record' (or outside CI), where the embedder is available, and commit the cache."
+                    f"recorded for {self.embedder.cache_key} (first: {sample[:80]!r}). Record them where the "
+                    f"embedder is available (EmbeddingCache mode='record'; for a retrieval suite: rag-core cache "
+                    f"record SUITE) and commit the cache."
                 )
             unique = list(dict.fromkeys(keys[i] for i in missing))
             text_of = {keys[i]: texts[i] for i in missing}

@@ -1,23 +1,21 @@
-"""Every file the harness writes lands whole or not at all: a temporary file in the same folder,
-flushed to disk, then renamed over the target (``os.replace`` is atomic on POSIX and Windows).
-A crash or a kill at any point leaves either the previous file or the new one, never a mix."""
+"""Every file the harness writes passes the credential detector, then lands atomically
+(``rag_core._files.write_atomic``: temporary file, fsync, rename). On a refusal or a crash the
+previous file stays as it was."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from rag_core._files import write_atomic
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data.encode("utf-8") if isinstance(data, str) else data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+__all__ = ["write_atomic", "write_checked"]
+
+
+def write_checked(path: Path, data: str | bytes) -> None:
+    """Refused (CredentialError naming the file and the place) if anything in ``data`` looks like
+    a credential; else written atomically."""
+    from rag_core.evals.credentials import check
+    from rag_core.evals.harness.paths import shown
+
+    check(shown(path), data if isinstance(data, str) else data.decode("utf-8", "replace"))
+    write_atomic(path, data)

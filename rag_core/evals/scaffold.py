@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_core.evals.atomic import write_atomic
+from rag_core.evals.atomic import write_checked
 
 EXAMPLE_CASE = """\
 # yaml-language-server: $schema=case.schema.json
@@ -133,7 +133,7 @@ def init_project(root: Path) -> InitResult:
         if path.exists():
             result.kept.append(relative)
         else:
-            write_atomic(path, text)
+            write_checked(path, text)
             result.written.append(relative)
     (root / "cassettes").mkdir(parents=True, exist_ok=True)  # recordings land here
     return result

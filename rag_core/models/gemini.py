@@ -97,6 +97,7 @@ class Gemini(Model):
     max_output_tokens: int | None = None
     thinking_budget: int | None = None
     request_params: dict[str, Any] = field(default_factory=dict)  # merged into generationConfig
+    timeout: float | None = None  # seconds per request (the SDK's default when None)
     _client: Any = field(default=None, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ request (pure)
@@ -123,7 +124,7 @@ class Gemini(Model):
     # ------------------------------------------------------------------ transport
     def client(self) -> Any:
         if self._client is None:
-            self._client = gemini_client(self.api_key, self.base_url, "the Gemini model")
+            self._client = gemini_client(self.api_key, self.base_url, "the Gemini model", timeout=self.timeout)
         return self._client
 
     def _sdk_arguments(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +177,7 @@ class Gemini(Model):
         yield StreamDone(accumulator.result())
 
 
-def gemini_client(api_key: str | None, base_url: str | None, feature: str) -> Any:
+def gemini_client(api_key: str | None, base_url: str | None, feature: str, *, timeout: float | None = None) -> Any:
     """A google-genai client for the Gemini Developer API (v1beta), shared by model and embedder."""
     genai = require("google.genai", extra="gemini", feature=feature, package="google-genai")
     key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
@@ -185,6 +186,8 @@ def gemini_client(api_key: str | None, base_url: str | None, feature: str) -> An
     options: dict[str, Any] = {"api_version": "v1beta"}
     if base_url:
         options["base_url"] = base_url
+    if timeout is not None:
+        options["timeout"] = int(timeout * 1000)  # HttpOptions counts milliseconds
     return genai.Client(api_key=key, http_options=genai.types.HttpOptions(**options))
 
 

@@ -32,6 +32,8 @@ class ScriptedProvider:
         self.turns = [_coerce(t) for t in turns]
         # what every call past the script's end gets; None makes that an error (cases must script every call)
         self.then = then
+        # set when a call came after the script's end: the harness then refuses the recording
+        self.overrun: str | None = None
         self.ids = DeterministicIds(seed)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -55,6 +57,7 @@ class ScriptedProvider:
         elif self.then is not None:
             turn = self.then
         else:
+            self.overrun = self.overrun or f"request #{index + 1}, to {path}"
             raise ScriptExhausted(
                 f"request #{index + 1} to {path} but the script has only {len(self.turns)} turn(s)"
             )

@@ -10,28 +10,29 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from rag_core.evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec
+from rag_core.evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec, adapter_class
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.paths import shown
 from rag_core import Agent, Document, Knowledge
-from rag_core.models import Gemini, OpenAIChat, OpenAIResponses
 from rag_core.models.base import Model
 from rag_core.tools import ReasoningTools
 
-ADAPTERS = {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat, "gemini": Gemini}
 PROVIDER = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "gemini"}
 
 
-def build_model(spec: ModelSpec, *, emulator_url: str | None, api_key: str) -> Model:
-    """The case's model; while recording against the emulator, pointed at it."""
+def build_model(spec: ModelSpec, *, emulator_url: str | None, api_key: str, timeout: float | None = None) -> Model:
+    """The case's model; while recording against the emulator, pointed at it. ``timeout`` bounds
+    each request while recording, so a hanging provider fails the recording instead of the run."""
     options = dict(spec.options)
+    if timeout is not None:
+        options.setdefault("timeout", timeout)
     if spec.api == "gemini":
         base_url = emulator_url  # the SDK adds /v1beta itself
     else:
         base_url = f"{emulator_url}/v1" if emulator_url else None
         options.setdefault("max_retries", 0)
     try:
-        return ADAPTERS[spec.api](id=spec.id, api_key=api_key, base_url=base_url, **options)
+        return adapter_class(spec.api)(id=spec.id, api_key=api_key, base_url=base_url, **options)
     except TypeError as exc:
         raise CaseFileError(f"model.options: {exc}") from None
 

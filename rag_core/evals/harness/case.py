@@ -34,12 +34,46 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def adapter_class(api: str) -> type:
+    """The model adapter a case's ``model.api`` names."""
+    from rag_core.models import Gemini, OpenAIChat, OpenAIResponses
+
+    return {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat, "gemini": Gemini}[api]
+
+
+# adapter fields a case may not set through options: the harness sets them (or model.id does)
+_HARNESS_OWNED = {"id", "api_key", "base_url", "http_client", "async_http_client", "client"}
+
+
 class ModelSpec(_Strict):
     """Which adapter and model the case talks to, and adapter options (temperature, ...)."""
 
     api: Literal["openai-responses", "openai-chat", "gemini"] = "openai-responses"
     id: str = "gpt-5.2"
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _options(self) -> ModelSpec:
+        """Options are checked against the adapter's own fields and types at load time, so a
+        mistyped option fails before anything is recorded."""
+        import dataclasses
+        import typing
+
+        from pydantic import TypeAdapter
+
+        adapter = adapter_class(self.api)
+        hints = typing.get_type_hints(adapter)
+        known = {f.name for f in dataclasses.fields(adapter) if f.init and not f.name.startswith("_")} - _HARNESS_OWNED
+        for name, value in self.options.items():
+            if name not in known:
+                raise ValueError(f"options.{name}: {adapter.__name__} has no option {name!r} "
+                                 f"(it has: {', '.join(sorted(known))})")
+            try:
+                TypeAdapter(hints[name]).validate_python(value, strict=True)
+            except ValidationError as exc:
+                raise ValueError(f"options.{name}: {value!r} is not a valid {name} for {adapter.__name__} "
+                                 f"({exc.errors()[0]['msg']})") from None
+        return self
 
 
 class KnowledgeSpec(_Strict):
@@ -61,15 +95,16 @@ class ToolCallsExpect(_Strict):
 
 
 class OutputExpect(_Strict):
-    equals: str | None = None
-    contains: str | None = None
-    regex: str | None = None
+    equals: str | None = Field(None, description="the whole answer, exactly (case-sensitive)")
+    contains: str | None = Field(None, description="a substring of the answer, case-sensitive (see icontains)")
+    icontains: str | None = Field(None, description="a substring of the answer, ignoring case")
+    regex: str | None = Field(None, description="a Python regular expression searched in the answer (case-sensitive unless it says (?i))")
 
     @model_validator(mode="after")
     def _one(self) -> OutputExpect:
-        given = [k for k in ("equals", "contains", "regex") if getattr(self, k) is not None]
+        given = [k for k in ("equals", "contains", "icontains", "regex") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of equals, contains, regex (got {given or 'none'})")
+            raise ValueError(f"give exactly one of equals, contains, icontains, regex (got {given or 'none'})")
         if self.regex is not None:
             try:
                 re.compile(self.regex)
@@ -127,6 +162,13 @@ class GoldenCase(_Strict):
     # filled in by the loader
     source: Path | None = Field(default=None, exclude=True)
 
+    @field_validator("cassette")
+    @classmethod
+    def _inside_cassettes(cls, value: str | None) -> str | None:
+        if value is not None and (Path(value).is_absolute() or ".." in Path(value).parts or "\\" in value):
+            raise ValueError("a cassette is named relative to the cassettes folder, without '..' (it must stay inside it)")
+        return value
+
     @field_validator("agent")
     @classmethod
     def _factory_path(cls, value: Any) -> Any:
@@ -183,6 +225,8 @@ def parse_case_file(path: Path) -> list[GoldenCase]:
         mark = getattr(exc, "problem_mark", None)
         where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
         raise CaseFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    except UnicodeDecodeError as exc:
+        raise CaseFileError(f"{shown(path)}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
     except OSError as exc:
         raise CaseFileError(f"{shown(path)}: cannot be read: {exc}") from exc
     if not isinstance(data, dict):
@@ -200,6 +244,24 @@ def parse_case_file(path: Path) -> list[GoldenCase]:
         variant.source = path
         variants.append(variant)
     return variants
+
+
+def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
+    """For every case sharing its id, cassette or golden with another: the error naming both files.
+
+    Variants count: a plain ``s.sync`` and the sync variant of ``s`` would share a cassette
+    and a golden, and silently overwrite each other's recordings."""
+    owners: dict[tuple[str, str], GoldenCase] = {}
+    errors: dict[str, str] = {}
+    for case in cases:
+        for what, key in (("id", case.id), ("cassette", case.cassette_name()), ("golden", case.golden_path.name)):
+            other = owners.setdefault((what, key), case)
+            if other is not case and case.id not in errors:
+                message = (f"{shown(case.source)} and {shown(other.source)} both define a case with the {what} "
+                           f"{key!r} (a stream: [false, true] case is <id>.sync and <id>.stream); rename one")
+                errors[case.id] = message
+                errors.setdefault(other.id, message)
+    return errors
 
 
 def case_files(folder: Path) -> list[Path]:

@@ -5,7 +5,7 @@
 * ``recorded_with`` says what the cassette was recorded against (emulator or live API),
   with which SDK version and when.
 * Nothing that looks like a credential is ever written: serialising raises
-  SecretInCassetteError naming the interaction and field instead.
+  SecretInCassetteError naming the interaction and field instead (``rag_core.evals.credentials``).
 
 Registered with vcrpy as the ``rag_core`` serializer.
 """
@@ -20,15 +20,12 @@ from typing import Any
 
 import yaml
 
+from rag_core.evals.credentials import detector
 from rag_core.evals.harness.errors import CassetteFileError, SecretInCassetteError
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_dump import dump
 
-SECRET_PATTERNS = {
-    "an OpenAI-style key (sk-…)": re.compile(r"sk-[A-Za-z0-9_-]{20,}"),
-    "a Google API key (AIza…)": re.compile(r"AIza[0-9A-Za-z_-]{30,}"),
-    "a bearer token (Bearer …)": re.compile(r"Bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
-}
+FORMAT_VERSION = 1  # the ``version`` field of every cassette this code writes and reads
 
 
 def _content_type(headers: dict[str, Any]) -> str:
@@ -67,22 +64,6 @@ def _decode_body(body: dict[str, Any]) -> Any:
     return body.get("string", "")
 
 
-def find_secrets(node: Any, where: str = "") -> list[str]:
-    """Where, in a cassette's data, something still looks like a credential."""
-    found: list[str] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += find_secrets(value, f"{where}.{key}" if where else str(key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += find_secrets(value, f"{where}[{index}]")
-    elif isinstance(node, str):
-        for label, pattern in SECRET_PATTERNS.items():
-            if pattern.search(node):
-                found.append(f"{where}: {label}")
-    return found
-
-
 def serialize(data: dict[str, Any]) -> str:
     interactions = []
     for interaction in data["interactions"]:
@@ -95,15 +76,10 @@ def serialize(data: dict[str, Any]) -> str:
     if "recorded_with" in metadata:
         out["recorded_with"] = metadata["recorded_with"]
     out["interactions"] = interactions
-    out["version"] = data.get("version", 1)
-    leaks = find_secrets(out)
-    if leaks:
-        raise SecretInCassetteError(
-            "refusing to write a cassette that still contains credentials:\n  "
-            + "\n  ".join(leaks)
-            + "\nScrub them (the harness removes authorization, api-key, cookie and similar headers; "
-            "check request bodies and query strings) and record again."
-        )
+    out["version"] = FORMAT_VERSION
+    findings = detector().find(out)
+    if findings:
+        raise SecretInCassetteError(findings)  # the recorder names the file
     return dump(out)
 
 
@@ -117,6 +93,8 @@ def deserialize(text: str) -> dict[str, Any]:
     data = _parse(text)
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise ValueError("expected a mapping with an 'interactions' list")
+    if data.get("version", FORMAT_VERSION) != FORMAT_VERSION:
+        raise ValueError(f"version {data.get('version')!r}, but this rag-core reads cassette version {FORMAT_VERSION}")
     interactions = []
     for index, interaction in enumerate(data["interactions"]):
         try:
@@ -129,7 +107,7 @@ def deserialize(text: str) -> dict[str, Any]:
         except (KeyError, TypeError) as exc:
             raise ValueError(f"interactions[{index}] is missing {exc}") from exc
         interactions.append({"request": request, "response": response})
-    out: dict[str, Any] = {"interactions": interactions, "version": data.get("version", 1)}
+    out: dict[str, Any] = {"interactions": interactions, "version": FORMAT_VERSION}
     if data.get("recorded_with"):
         out["metadata"] = {"recorded_with": data["recorded_with"]}
     return out

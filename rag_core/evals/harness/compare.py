@@ -50,6 +50,8 @@ def check_output(expect: Any, content: str | None) -> bool:
         return False
     if expect.contains is not None:
         return expect.contains in content
+    if expect.icontains is not None:
+        return expect.icontains.casefold() in content.casefold()
     return re.search(expect.regex, content) is not None
 
 

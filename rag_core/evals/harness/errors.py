@@ -18,6 +18,14 @@ class CassetteFileError(HarnessError):
 class SecretInCassetteError(HarnessError):
     """A cassette about to be written still contains something that looks like a credential."""
 
+    def __init__(self, findings: list) -> None:
+        self.findings = findings
+        super().__init__("; ".join(str(f) for f in findings))
+
+
+class RecordingFailed(HarnessError):
+    """A recording did not succeed; the committed cassette and golden were left as they were."""
+
 
 class UnrecordedRequestError(HarnessError):
     """Replay met a request the cassette does not hold."""

@@ -3,6 +3,9 @@
 Loaded through the ``pytest11`` entry point. A test module opts in by asking for the
 ``golden_case`` fixture (see ``evals/test_goldens.py``); every case file under the
 ``rag_core_cases`` folder becomes one test (two with ``stream: [false, true]``).
+
+Everything heavy (pydantic, YAML, vcrpy, the agent) is imported inside the hooks that need
+it, so projects without golden cases pay only for this module.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         pass
     group.addoption("--emulator", action="store_true", default=False,
                     help="record against the built-in provider emulator on 127.0.0.1 instead of the live API")
+    group.addoption("--record-timeout", type=float, default=60.0, metavar="SECONDS",
+                    help="while recording, how long one provider request may take (default 60)")
     group.addoption("--strict-cassettes", action="store_true", default=None,
                     help="fail cases whose cassette no longer matches what the agent sends (default on under CI)")
     group.addoption("--no-strict-cassettes", action="store_false", dest="strict_cassettes",
@@ -49,9 +54,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="refuse non-loopback connections even while recording (always on during replay)")
     group.addoption("--golden-report", default=None, metavar="PATH",
                     help="write a markdown summary of the golden cases (for CI job summaries)")
+    group.addoption("--prune-orphans", action="store_true", default=False,
+                    help="delete cassettes, goldens and baselines that no case or suite uses")
     parser.addini("rag_core_cases", "folder of golden case files", default="fixtures/goldens")
     parser.addini("rag_core_cassettes", "folder of cassettes", default="cassettes")
     parser.addini("rag_core_fixtures", "folder of fixtures (corpora)", default="fixtures")
+    parser.addini("rag_core_scrub_headers", "more request header names to scrub from recordings", type="linelist", default=[])
+    parser.addini("rag_core_secret_patterns", "more regular expressions of credentials that must never be written",
+                  type="linelist", default=[])
 
 
 def _folder(config: pytest.Config, name: str) -> Path:
@@ -59,7 +69,7 @@ def _folder(config: pytest.Config, name: str) -> Path:
 
 
 def discover(config: pytest.Config) -> list[CaseRef]:
-    from rag_core.evals.harness.case import case_files, parse_case_file
+    from rag_core.evals.harness.case import find_duplicates, parse_case_file, case_files
     from rag_core.evals.harness.errors import HarnessError
 
     refs: list[CaseRef] = []
@@ -68,18 +78,57 @@ def discover(config: pytest.Config) -> list[CaseRef]:
             refs += [CaseRef(c.id, case=c) for c in parse_case_file(path)]
         except HarnessError as exc:
             refs.append(CaseRef(path.stem, error=str(exc)))
-    return refs
+    clashes = find_duplicates([r.case for r in refs if r.case is not None])
+    return [CaseRef(r.id, error=clashes[r.id]) if r.id in clashes else r for r in refs]
+
+
+def writable_report_path(option: str, value: str, folder: bool = False) -> Path:
+    """The path of a report option, checked before the session runs: a report that cannot be
+    written is one clear usage error, not a crash at the end of a long run."""
+    path = Path(value)
+    parent = path if folder else path.parent
+    existing = next((p for p in [parent, *parent.parents] if p.exists()), None)
+    problem = None
+    if not folder and path.is_dir():
+        problem = "it is a folder"
+    elif folder and path.exists() and not path.is_dir():
+        problem = "it is a file, not a folder"
+    elif existing is not None and not existing.is_dir():
+        problem = f"{existing} is a file"
+    elif existing is not None and not os.access(existing, os.W_OK):
+        problem = f"{existing} is not writable"
+    if problem:
+        raise pytest.UsageError(f"{option}={value}: cannot write the report there ({problem})")
+    return path
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "golden: a rag-core golden case")
     config.stash[STASH] = {}
+    report = config.getoption("golden_report", None)
+    if report:
+        writable_report_path("--golden-report", report)
+    headers, patterns = config.getini("rag_core_scrub_headers"), config.getini("rag_core_secret_patterns")
+    if headers or patterns:
+        from rag_core.evals import credentials
+
+        try:
+            credentials.configure(headers, patterns)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(_Summary(config), "rag_core_golden_summary")
     if _folder(config, "rag_core_cases").is_dir():
         refs = discover(config)
         config.stash[STASH]["refs"] = refs
         for tag in sorted({t for r in refs if r.case for t in r.case.tags}):
             config.addinivalue_line("markers", f"{tag}: golden cases tagged {tag!r}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.getini("rag_core_scrub_headers") or config.getini("rag_core_secret_patterns"):
+        from rag_core.evals import credentials
+
+        credentials.configure()  # back to the defaults (pytester runs several sessions in one process)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -91,7 +140,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for ref in refs
     ]
     if not params:
-        params = [pytest.param(CaseRef("no-cases", error=f"no golden case files in {_folder(metafunc.config, 'rag_core_cases')}"), id="no-cases")]
+        params = [pytest.param(CaseRef("no-cases", error=f"no golden case files in {_folder(metafunc.config, 'rag_core_cases')}"),
+                               id="no-cases", marks=[pytest.mark.golden])]
     metafunc.parametrize("golden_case", params)
 
 
@@ -108,6 +158,7 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         strict_cassettes=bool(os.environ.get("CI")) if strict is None else strict,
         block_network=config.getoption("block_network"),
         update_goldens=config.getoption("update_goldens"),
+        record_timeout=config.getoption("record_timeout"),
     )
     if config.getoption("emulator"):
         from rag_core.evals.emulator.server import EmulatorServer
@@ -119,6 +170,11 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         yield settings
 
 
+def _selector(node: pytest.Item) -> str:
+    """The node id as a user types it from the project root (what hints put on the command line)."""
+    return node.nodeid
+
+
 class GoldenHarness:
     def __init__(self, settings: Settings, node: pytest.Item) -> None:
         self.settings = settings
@@ -127,13 +183,14 @@ class GoldenHarness:
     def check(self, ref: CaseRef) -> None:
         if ref.error is not None:
             pytest.fail(ref.error, pytrace=False)
+        from rag_core.evals.credentials import CredentialError
         from rag_core.evals.harness.errors import HarnessError
         from rag_core.evals.harness.runner import run_case
 
         assert ref.case is not None
         try:
-            result = run_case(ref.case, self.settings)
-        except HarnessError as exc:
+            result = run_case(ref.case, self.settings, _selector(self.node))
+        except (HarnessError, CredentialError) as exc:
             problem = str(exc)
         else:
             problem = None
@@ -144,11 +201,8 @@ class GoldenHarness:
             "stale": bool(result.stale), "tokens": result.tokens,
         }))
         if result.failures:
-            pytest.fail(
-                f"{ref.case.id}: {len(result.failures)} check(s) failed; if the change is intended, run "
-                f"`pytest evals/ --update-goldens` and review the diff\n\n" + "\n\n".join(result.failures),
-                pytrace=False,
-            )
+            pytest.fail(f"{ref.case.id}: {len(result.failures)} check(s) failed\n\n" + "\n\n".join(result.failures),
+                        pytrace=False)
         for report in result.stale:
             self.node.warn(pytest.PytestWarning(report))
 
@@ -158,63 +212,119 @@ def golden_harness(golden_settings: Settings, request: pytest.FixtureRequest) ->
     return GoldenHarness(golden_settings, request.node)
 
 
+def _case_id(nodeid: str) -> str:
+    return nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else nodeid
+
+
 class _Summary:
-    """Collects case results (from this process or xdist workers) for one session's summary."""
+    """Collects the outcome of every selected golden case (from this process or xdist workers),
+    including those that failed before any comparison (load errors, refusals, missing cassettes)."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.stats: dict[str, Any] = {"cases": 0, "updated": [], "new": [], "recorded": [], "stale": [], "tokens": 0, "failed": []}
+        self.cases: dict[str, dict[str, Any]] = {}  # node id -> what is known of the case
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
+        if "golden" not in report.keywords:
             return
+        entry = self.cases.setdefault(report.nodeid, {"id": _case_id(report.nodeid), "failed": False, "detail": "",
+                                                      "updated": False, "new": False, "recorded": False,
+                                                      "stale": False, "tokens": 0})
+        if report.failed:
+            entry["failed"] = True
+            entry["detail"] = report.longreprtext
         for key, info in report.user_properties:
-            if key != "rag_core_case":
-                continue
-            self.stats["cases"] += 1
-            self.stats["tokens"] += info["tokens"]
-            for flag in ("updated", "new", "recorded", "stale"):
-                if info[flag]:
-                    self.stats[flag].append(info["id"])
-            if report.failed:
-                self.stats["failed"].append(info["id"])
+            if key == "rag_core_case":
+                entry.update({k: info[k] for k in ("updated", "new", "recorded", "stale", "tokens")})
+
+    def _orphans(self) -> tuple[list[Path], str | None]:
+        from rag_core.evals.orphans import golden_orphans
+
+        refs = self.config.stash[STASH].get("refs")
+        if refs is None:
+            return [], None
+        broken = [r for r in refs if r.error is not None]
+        if broken:  # a case that does not load still owns its files: list nothing rather than wrongly
+            return [], f"orphans not checked: {len(broken)} case file(s) did not load"
+        return golden_orphans((r.case for r in refs), _folder(self.config, "rag_core_cases"),
+                              _folder(self.config, "rag_core_cassettes")), None
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        stats = self.stats
-        if not stats["cases"]:
+        if not self.cases or hasattr(self.config, "workerinput"):
             return
+        from rag_core.evals.harness.paths import shown
+
+        entries = list(self.cases.values())
+        count = {k: [e["id"] for e in entries if e[k]] for k in ("failed", "updated", "new", "recorded", "stale")}
+        tokens = sum(e["tokens"] for e in entries)
         terminalreporter.section("rag-core golden cases")
         terminalreporter.write_line(
-            f"{stats['cases']} cases, {len(stats['failed'])} failed, {len(stats['new'])} new goldens, "
-            f"{len(stats['updated']) - len(stats['new'])} goldens updated, "
-            f"{len(stats['recorded'])} recorded, {len(stats['stale'])} stale cassettes, "
-            f"{stats['tokens']} tokens in recordings"
+            f"{len(entries)} cases, {len(count['failed'])} failed, {len(count['new'])} new goldens, "
+            f"{len(count['updated']) - len(count['new'])} goldens updated, {len(count['recorded'])} recorded, "
+            f"{len(count['stale'])} stale cassettes, {tokens} tokens in recordings"
         )
-        for case_id in stats["stale"]:
-            terminalreporter.write_line(f"  stale cassette: {case_id} (re-record with --record-mode=rewrite)")
-        for case_id in stats["new"]:
+        for case_id in count["stale"]:
+            terminalreporter.write_line(f"  stale cassette: {case_id} (its failure or warning says how to re-record it)")
+        for case_id in count["new"]:
             terminalreporter.write_line(f"  new golden: {case_id} (review the new .golden.yaml file before committing it)")
-        for case_id in stats["updated"]:
-            if case_id not in stats["new"]:
+        for case_id in count["updated"]:
+            if case_id not in count["new"]:
                 terminalreporter.write_line(f"  golden updated: {case_id} (review with git diff)")
+        orphans, note = self._orphans()
+        if note:
+            terminalreporter.write_line(f"  {note}")
+        if orphans:
+            from rag_core.evals.orphans import prune
+
+            if self.config.getoption("prune_orphans"):
+                for path in prune(orphans):
+                    terminalreporter.write_line(f"  orphan deleted: {shown(path)}")
+            else:
+                for path in orphans:
+                    terminalreporter.write_line(f"  orphan (no case uses it): {shown(path)}")
+                terminalreporter.write_line("  delete them with --prune-orphans")
         path = self.config.getoption("golden_report")
-        if path and not hasattr(self.config, "workerinput"):
-            Path(path).write_text(_markdown(stats), encoding="utf-8")
-            terminalreporter.write_line(f"markdown report: {path}")
+        if path:
+            from rag_core.evals.atomic import write_checked
+            from rag_core.evals.credentials import CredentialError
+
+            try:
+                write_checked(Path(path), _markdown(entries, orphans))
+            except (OSError, CredentialError) as exc:
+                terminalreporter.write_line(f"golden report: not written: {exc}", red=True)
+                self.config.stash[STASH]["report_failed"] = True
+            else:
+                terminalreporter.write_line(f"markdown report: {path}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.stash[STASH].get("report_failed") and exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def _markdown(stats: dict[str, Any]) -> str:
+def _markdown(entries: list[dict[str, Any]], orphans: list[Path]) -> str:
+    count = {k: [e["id"] for e in entries if e[k]] for k in ("failed", "updated", "new", "recorded", "stale")}
+    tokens = sum(e["tokens"] for e in entries)
     lines = [
         "## rag-core golden cases",
         "",
-        "| cases | failed | goldens updated | recorded | stale cassettes | tokens in recordings |",
-        "|---|---|---|---|---|---|",
-        f"| {stats['cases']} | {len(stats['failed'])} | {len(stats['updated'])} | {len(stats['recorded'])} "
-        f"| {len(stats['stale'])} | {stats['tokens']} |",
+        "| cases | failed | new goldens | goldens updated | recorded | stale cassettes | tokens in recordings |",
+        "|---|---|---|---|---|---|---|",
+        f"| {len(entries)} | {len(count['failed'])} | {len(count['new'])} | {len(count['updated']) - len(count['new'])} "
+        f"| {len(count['recorded'])} | {len(count['stale'])} | {tokens} |",
         "",
     ]
-    for title, key in (("Failed", "failed"), ("Stale cassettes", "stale"), ("New goldens (to review)", "new"),
-                       ("Goldens updated", "updated")):
-        if stats[key]:
-            lines += [f"**{title}:** " + ", ".join(f"`{c}`" for c in stats[key]), ""]
+    for title, key in (("Stale cassettes", "stale"), ("New goldens (to review)", "new"), ("Goldens updated", "updated")):
+        if count[key]:
+            lines += [f"**{title}:** " + ", ".join(f"`{c}`" for c in count[key]), ""]
+    if orphans:
+        lines += ["**Orphans (no case uses them):** " + ", ".join(f"`{p.name}`" for p in orphans), ""]
+    failed = [e for e in entries if e["failed"]]
+    if failed:
+        lines += ["### Failed", ""]
+        for entry in failed:
+            # a fence longer than any backtick run in the text, so a diff cannot close it early
+            fence = "`" * max(3, max((len(run) for run in entry["detail"].split() if set(run) == {"`"}), default=0) + 1)
+            lines += [f"<details><summary><code>{entry['id']}</code></summary>", "", f"{fence}diff",
+                      entry["detail"].rstrip(), fence, "", "</details>", ""]
     return "\n".join(lines)

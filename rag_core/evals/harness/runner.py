@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rag_core.evals.atomic import write_atomic
+from rag_core.evals import credentials
 from rag_core.evals.harness import compare as comparing
+from rag_core.evals.harness import hints
 from rag_core.evals.harness.case import GoldenCase, load_expect
-from rag_core.evals.harness.errors import UnrecordedRequestError
+from rag_core.evals.harness.errors import RecordingFailed, UnrecordedRequestError
 from rag_core.evals.harness.observe import normalize, observe
 from rag_core.evals.harness.recorder import CaseRecorder, api_key, network_blocked
 from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
@@ -26,6 +30,7 @@ class Settings:
     strict_cassettes: bool = False
     block_network: bool = False
     update_goldens: bool = False
+    record_timeout: float = 60.0  # seconds a provider may take to answer one request while recording
 
 
 @dataclass
@@ -37,18 +42,6 @@ class CaseResult:
     new_golden: bool = False  # written for the first time: to be reviewed before committing
     recorded: bool = False
     tokens: int = 0
-
-
-def _unrecorded(exc: BaseException | None) -> BaseException | None:
-    from vcr.errors import CannotOverwriteExistingCassetteException
-
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, CannotOverwriteExistingCassetteException):
-            return exc
-        exc = exc.__cause__ or exc.__context__
-    return None
 
 
 def _run_turns(agent: Any, case: GoldenCase) -> tuple[list[Any], BaseException | None]:
@@ -76,68 +69,157 @@ def _sdk_version(provider: str) -> str:
     return f"openai {openai.__version__}"
 
 
-def run_case(case: GoldenCase, settings: Settings) -> CaseResult:
+def _in_chain(exc: BaseException | None, wanted: tuple[type, ...]) -> BaseException | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, wanted):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _timeout_types() -> tuple[type, ...]:
+    types: list[type] = [TimeoutError]
+    for module, name in (("openai", "APITimeoutError"), ("httpx", "TimeoutException"), ("httpx2", "TimeoutException")):
+        try:
+            types.append(getattr(__import__(module), name))
+        except (ImportError, AttributeError):
+            pass
+    return tuple(types)
+
+
+def script_digest(case: GoldenCase) -> str | None:
+    """A fingerprint of the case's ``emulate:`` script, kept in the cassette so an edited script
+    shows the cassette as stale."""
+    if not case.emulate:
+        return None
+    text = json.dumps([t.model_dump(exclude_defaults=True) for t in case.emulate], sort_keys=True, ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | None, provider: Any,
+                       settings: Settings) -> str | None:
+    """Why a recording must not be kept, or None when it succeeded."""
+    if provider is not None and provider.overrun is not None:
+        return (f"{comparing.shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
+                f"more model calls ({provider.overrun}); add the missing turns to emulate:")
+    timed_out = _in_chain(error, _timeout_types())
+    if timed_out is not None:
+        request = getattr(timed_out, "request", None)
+        what = f"{request.method} {request.url}" if request is not None else "a provider request"
+        return (f"request #{len(replay.recorded) + 1} of the case ({what}) got no answer within "
+                f"{settings.record_timeout:g} s (--record-timeout)")
+    expects_error = case.expect.error is not None
+    failed_calls = [f"{method} {path} answered HTTP {status}" for method, path, status in replay.recorded if status >= 400]
+    if failed_calls and not expects_error:
+        return ("the provider answered with an error status (" + "; ".join(failed_calls) + "); a case that tests an "
+                "error must say so under expect: error:")
+    if error is not None and not expects_error:
+        return f"the run failed: {type(error).__name__}: {error}"
+    return None
+
+
+def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) -> CaseResult:
+    """Run one case. ``selector`` is what selects it on a pytest command line (its node id), for hints."""
+    selector = selector or case.id
     result = CaseResult(case.id)
     recorder = CaseRecorder(settings.cassettes_dir / case.cassette_name(), settings.record_mode,
-                            settings.emulator.url if settings.emulator else None)
+                            settings.emulator.url if settings.emulator else None, script_digest(case))
     recording = recorder.will_record
+    emulated = bool(case.emulate) or settings.emulator is not None
+    if not recording and not recorder.path.exists():
+        raise UnrecordedRequestError(
+            f"{case.id}: no cassette {comparing.shown(recorder.path)} yet. Record it: "
+            f"{hints.record(selector, emulated)}{hints.live_note(emulated)}"
+        )
+    provider = None
     if recording and settings.emulator is not None:
-        settings.emulator.load(case.emulate, seed=case.id)
+        provider = settings.emulator.load(case.emulate, seed=case.id)
     emulator_url = settings.emulator.url if recording and settings.emulator else None
     key = api_key(PROVIDER[case.model.api], recording, settings.emulator is not None)
-    model = build_model(case.model, emulator_url=emulator_url, api_key=key)
+    model = build_model(case.model, emulator_url=emulator_url, api_key=key,
+                        timeout=settings.record_timeout if recording else None)
     guard = network_blocked() if (settings.block_network or not recording) else nullcontext()
     with guard, recorder.use(_sdk_version(PROVIDER[case.model.api])) as replay:
         # built inside the cassette: a factory may call providers too (embedding a corpus)
         agent = build_agent(case, model, settings.fixtures_dir)
         outputs, error = _run_turns(agent, case)
-    missing = _unrecorded(error)
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    missing = _in_chain(error, (CannotOverwriteExistingCassetteException,))
     if missing is not None:
+        request = getattr(missing, "failed_request", None)
+        what = f"{request.method} {request.path}" if request is not None else "a request"
+        emulated = emulated or replay.recorded_with.get("target") == "rag-core provider emulator"
         raise UnrecordedRequestError(
-            f"{case.id}: the agent made a request that {recorder.path.name} does not hold.\n{missing}\n\n"
-            f"Record it: pytest evals/ -k '{case.id}' --record-mode=new_episodes --emulator "
-            f"(or with OPENAI_API_KEY set instead of --emulator, against the live API)"
+            f"{case.id}: the agent sent {what} (request #{len(replay.pairs) + 1}), which "
+            f"{comparing.shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
+            f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
+    if recording:
+        problem = _recording_problem(case, replay, error, provider, settings)
+        if problem is not None:
+            recorder.discard()
+            raise RecordingFailed(
+                f"{case.id}: recording failed, nothing was written ({comparing.shown(recorder.path)} and "
+                f"{comparing.shown(case.golden_path)} are as they were): {problem}"
+            )
     result.recorded = recording
     sent = [r for out in outputs for r in out.requests]
     observed = normalize(observe(agent, outputs, sent, error), case.rules)
     result.tokens = observed["usage"].get("total_tokens", 0)
     if not recording:
-        result.stale = _stale(replay.pairs, recorder.path)
+        result.stale = _stale(replay, recorder.path, case, selector)
         if replay.unused:
             result.failures.append(
-                f"{comparing.shown(recorder.path)}: {replay.unused} recorded interaction(s) were not used: the run made fewer "
-                "provider calls than when it was recorded (re-record with --record-mode=rewrite if intended)"
+                f"{comparing.shown(recorder.path)}: {replay.unused} recorded interaction(s) were not used: the run made "
+                f"fewer provider calls than when it was recorded. Record it again: {hints.rerecord(selector, emulated)}"
             )
     golden_path = case.golden_path
     # a case recorded for the first time gets its first golden with the recording: replay alone
     # (CI) never writes one, so a case without a reviewed golden still fails there
     first_golden = recording and not golden_path.exists()
-    if settings.update_goldens or first_golden:
-        text = dump({k: v for k, v in observed.items()})
+    text = dump(observed) if settings.update_goldens or first_golden else None
+    if text is not None:
+        credentials.check(comparing.shown(golden_path), observed)  # refused before anything is replaced
+    if recording:
+        recorder.commit()
+    if text is not None:
         if not golden_path.exists() or golden_path.read_text(encoding="utf-8") != text:
             result.new_golden = not golden_path.exists()
             write_atomic(golden_path, text)
             result.updated = True
-        result.failures += [f for f in comparing.compare(case, None, observed, golden_path)]
+        result.failures += comparing.compare(case, None, observed, golden_path)
         return result
     golden = load_expect(golden_path)
     if golden is None:
-        result.failures.append(f"{comparing.shown(golden_path)}: no golden file yet; run `pytest evals/ --update-goldens -k '{case.id}'` and review it")
-    result.failures += comparing.compare(case, golden, observed, golden_path)
+        result.failures.append(f"{comparing.shown(golden_path)}: no golden file yet; write it with "
+                               f"{hints.update_goldens(selector)} and review it")
+    failures = comparing.compare(case, golden, observed, golden_path)
+    if failures and golden is not None:
+        failures.append(f"if the change is intended: {hints.update_goldens(selector)}, then review the golden diff")
+    result.failures += failures
     if result.stale and settings.strict_cassettes:
         result.failures += result.stale
     return result
 
 
-def _stale(pairs: list[tuple[str, Any, Any]], path: Path) -> list[str]:
-    """A report for every replayed request whose body differs from the recorded one."""
+def _stale(replay: Any, path: Path, case: GoldenCase, selector: str) -> list[str]:
+    """A report for every replayed request whose body differs from the recorded one, and for an
+    emulated case whose ``emulate:`` script changed since it was recorded."""
+    emulated = replay.recorded_with.get("target") == "rag-core provider emulator"
+    fix = f"record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
     reports = []
-    for index, (request_path, sent, recorded) in enumerate(pairs):
+    recorded_script = replay.recorded_with.get("script")
+    if emulated and recorded_script is not None and recorded_script != script_digest(case):
+        reports.append(f"stale cassette {comparing.shown(path)}: the case's emulate: script changed since it was "
+                       f"recorded; {fix}")
+    for index, (request_path, sent, recorded) in enumerate(replay.pairs):
         if sent != recorded:
             reports.append(
                 f"stale cassette {comparing.shown(path)} (request #{index + 1}, {request_path}, differs from what "
-                f"the agent now sends; re-record with --record-mode=rewrite):\n"
+                f"the agent now sends); {fix}\n"
                 + comparing.unified(f"{path.name}:request[{index}]", recorded, sent)
             )
     return reports

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rag_core.evals.atomic import write_checked
 from rag_core.evals.retrieval.evaluate import RetrieverResult
 from rag_core.evals.retrieval.suite import SuiteSpec
 
@@ -31,16 +32,17 @@ def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> Non
         "metrics": {m: round(v, 6) for m, v in result.metrics.items()},
         "per_query": {primary: {q: round(v, 6) for q, v in sorted(result.per_query[primary].items())}},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    write_checked(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
 
 
 def worse_queries(suite: SuiteSpec, result: RetrieverResult, baseline: dict[str, Any] | None) -> list[tuple[str, float, float]]:
-    """(query, before, now) for queries whose primary metric dropped, worst first."""
+    """(query, before, now) for queries whose primary metric dropped by more than the suite's
+    tolerance, worst first. Baselines keep 6 decimals, so a smaller drop is rounding, not a change."""
     primary = suite.metrics[0]
     before = (baseline or {}).get("per_query", {}).get(primary, {})
     now = result.per_query[primary]
-    drops = [(q, before[q], now[q]) for q in now if q in before and now[q] < before[q] - 1e-9]
+    allowed = max(suite.tolerance, 5e-7)  # never finer than the baseline's rounding
+    drops = [(q, before[q], now[q]) for q in now if q in before and now[q] < before[q] - allowed]
     return sorted(drops, key=lambda d: (d[2] - d[1], d[0]))
 
 

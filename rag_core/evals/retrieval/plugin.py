@@ -52,7 +52,24 @@ def _targets(config: pytest.Config) -> list[Target]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    folder = config.getoption("report_dir", None)
+    if folder:
+        from rag_core.evals.harness.plugin import writable_report_path
+
+        writable_report_path("--report-dir", folder, folder=True)
     config.pluginmanager.register(_Summary(config), "rag_core_retrieval_summary")
+
+
+def embedding_mode(config: pytest.Config) -> str:
+    """Replay unless recording was asked for (a --record-mode other than none, outside CI and
+    without --block-network): a session never calls an embedding provider, nor rewrites a
+    committed cache, by accident."""
+    import os
+
+    asked = config.getoption("record_mode", "none") not in (None, "none")
+    if asked and not os.environ.get("CI") and not config.getoption("block_network", False):
+        return "record"
+    return "replay"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -90,7 +107,7 @@ class RetrievalRunner:
             if suite.name not in self.datasets:
                 self.datasets[suite.name] = load_dataset(suite, self.root)
             dataset = self.datasets[suite.name]
-            embedder = build_embedder(suite.embedder, self.root, "auto") if suite.embedder else None
+            embedder = build_embedder(suite.embedder, self.root, embedding_mode(self.config)) if suite.embedder else None
             self.results[key] = run_retriever(suite, suite.retriever(name), dataset, embedder, self._pg_url)
         return self.results[key]
 
@@ -103,6 +120,8 @@ def retrieval_runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
 @pytest.fixture
 def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRequest):
     def check(target: Target) -> None:
+        from rag_core.embedder.cache import EmbeddingCacheMiss
+        from rag_core.evals.harness.paths import shown
         from rag_core.evals.retrieval.datasets import DatasetError
         from rag_core.evals.retrieval.evaluate import DatasetUnavailable
 
@@ -120,6 +139,10 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
         except DatasetError as exc:
             message = str(exc)
             pytest.fail(message, pytrace=False)
+        except EmbeddingCacheMiss as exc:
+            suite_file = shown(target.suite.source) if target.suite.source else target.suite.name
+            pytest.fail(f"suite {target.suite.name}: {exc}\nRecord the suite's embeddings: rag-core cache record {suite_file}",
+                        pytrace=False)
 
     return check
 
@@ -183,14 +206,39 @@ class _Summary:
                 self.worse[f"{info['summary']['suite']}/{info['summary']['retriever']}"] = info["worse"]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.results:
+        if not self.results or hasattr(self.config, "workerinput"):
             return
         from rag_core.evals.retrieval import report
 
         terminalreporter.section("rag-core retrieval suites")
         for line in report.table(self.results):
             terminalreporter.write_line(line)
+        self._orphans(terminalreporter)
         folder = self.config.getoption("report_dir")
-        if folder and not hasattr(self.config, "workerinput"):
-            for line in report.write(Path(folder), self.results, self.worse):
+        if folder:
+            from rag_core.evals.credentials import CredentialError
+
+            try:
+                lines = report.write(Path(folder), self.results, self.worse)
+            except (OSError, CredentialError) as exc:
+                lines = [f"not written: {exc}"]
+            for line in lines:
                 terminalreporter.write_line(f"report: {line}")
+
+    def _orphans(self, terminalreporter: Any) -> None:
+        from rag_core.evals.harness.paths import shown
+        from rag_core.evals.orphans import baseline_orphans, prune
+        from rag_core.evals.retrieval.suite import SuiteFileError, load_suite, suite_files
+
+        try:
+            suites = [load_suite(p) for p in suite_files(Path(self.config.rootpath) / self.config.getini("rag_core_retrieval"))]
+        except SuiteFileError:
+            return  # a suite that does not load still owns its baselines
+        orphans = baseline_orphans(suites, Path(self.config.rootpath))
+        if orphans and self.config.getoption("prune_orphans", False):
+            for path in prune(orphans):
+                terminalreporter.write_line(f"  orphan deleted: {shown(path)}")
+        elif orphans:
+            for path in orphans:
+                terminalreporter.write_line(f"  orphan (no retriever uses it): {shown(path)}")
+            terminalreporter.write_line("  delete them with --prune-orphans")

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rag_core.evals.atomic import write_atomic
+from rag_core.evals.atomic import write_checked
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:
@@ -73,8 +73,8 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
 
 def write(folder: Path, results: list[dict[str, Any]], worse: dict[str, list[Any]]) -> list[str]:
     """Write the reports; returns a line per file (or per file left out, and why)."""
-    write_atomic(folder / "retrieval.json", json.dumps({"results": results, "worse_than_baseline": worse}, indent=1) + "\n")
-    write_atomic(folder / "retrieval.md", markdown(results, worse) + "\n")
+    write_checked(folder / "retrieval.json", json.dumps({"results": results, "worse_than_baseline": worse}, indent=1) + "\n")
+    write_checked(folder / "retrieval.md", markdown(results, worse) + "\n")
     written = [str(folder / "retrieval.json"), str(folder / "retrieval.md")]
     try:
         import matplotlib  # noqa: F401  (the plot is optional: the light `evals` install has no matplotlib)
