@@ -96,3 +96,68 @@ def test_a_malformed_suite_is_one_clear_error(project):
     result = project.runpytest("evals")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*mini.yaml: metrics: Value error, unknown metric 'f1@3'*"])
+
+
+CACHED_SUITE = """
+name: cached
+dataset: {judged: fixtures/retrieval/kitchen/queries.yaml}
+embedder: {kind: openai, id: text-embedding-3-small, cache: cassettes/embeddings/cached}
+depth: 10
+metrics: [ndcg@10]
+retrievers:
+  - {name: dense, store: memory, search_type: vector}
+"""
+
+
+def test_a_cache_miss_in_replay_names_the_suite_the_text_and_a_command_that_records_it(project, monkeypatch):
+    import shlex
+    import subprocess
+    import sys
+
+    from rag_core.evals.emulator.server import EmulatorServer
+
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").unlink()
+    (project.path / "fixtures" / "retrieval" / "cached.yaml").write_text(CACHED_SUITE)
+    monkeypatch.delenv("CI", raising=False)  # outside CI too, nothing is recorded unless asked for
+    server = EmulatorServer()
+    server.load([], seed="cache")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "emulator")
+    try:
+        result = project.runpytest("evals")
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["suite cached: the embedding cache cassettes/embeddings/cached has no vector for 300 "
+                                     "of 300 document text(s) (first: *",
+                                     "*Record the suite's embeddings: rag-core cache record fixtures/retrieval/cached.yaml"])
+        assert not (project.path / "cassettes").exists()  # replay wrote nothing
+        line = next(l for l in result.stdout.lines if "Record the suite's embeddings: " in l)
+        command = shlex.split(line.split("Record the suite's embeddings: ", 1)[1])
+        assert command[:3] == ["rag-core", "cache", "record"]
+        ran = subprocess.run([sys.executable, "-m", "rag_core", *command[1:]], cwd=project.path, capture_output=True, text=True)
+        assert ran.returncode == 0, ran.stderr
+    finally:
+        server.close()
+    project.runpytest("evals").assert_outcomes(passed=1)
+
+
+def test_a_query_within_the_tolerance_of_its_rounded_baseline_is_not_worse():
+    from rag_core.evals.retrieval.evaluate import RetrieverResult
+    from rag_core.evals.retrieval.gate import worse_queries
+    from rag_core.evals.retrieval.suite import SuiteSpec
+
+    suite = SuiteSpec.model_validate({"name": "s", "dataset": {"judged": "q.yaml"}, "metrics": ["ndcg@10"],
+                                      "retrievers": [{"name": "r", "search_type": "keyword"}], "tolerance": 0.002})
+    now = {"kq45": 0.62100004, "kq46": 0.6209996, "kq47": 0.61}
+    result = RetrieverResult("s", "r", {"ndcg@10": 0.5}, {"ndcg@10": now}, [], 0.0, 0.0, 0.0)
+    baseline = {"per_query": {"ndcg@10": {"kq45": 0.621, "kq46": 0.621, "kq47": 0.621}}}
+    assert worse_queries(suite, result, baseline) == [("kq47", 0.621, 0.61)]
+
+
+def test_baselines_of_removed_retrievers_are_orphans(project):
+    project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+    stale = project.path / "fixtures/retrieval/baselines/mini/removed.json"
+    stale.write_text("{}")
+    result = project.runpytest("evals")
+    result.stdout.fnmatch_lines(["*orphan (no retriever uses it): fixtures/retrieval/baselines/mini/removed.json"])
+    project.runpytest("evals", "--prune-orphans").stdout.fnmatch_lines(["*orphan deleted: *removed.json"])
+    assert not stale.exists() and (project.path / "fixtures/retrieval/baselines/mini/bm25.json").exists()

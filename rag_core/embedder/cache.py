@@ -38,6 +38,10 @@ Mode = Literal["auto", "record", "replay"]
 class EmbeddingCacheMiss(RagCoreError, LookupError):
     """Replay mode met a text whose embedding was never recorded."""
 
+    def __init__(self, message: str, *, path: Path, missing: int, total: int, input_type: str, sample: str) -> None:
+        super().__init__(message)
+        self.path, self.missing, self.total, self.input_type, self.sample = path, missing, total, input_type, sample
+
 
 class EmbeddingCache(Embedder):
     def __init__(self, embedder: Embedder, path: str | os.PathLike[str], mode: Mode = "auto", dtype: str = "float32") -> None:
@@ -140,7 +144,8 @@ class EmbeddingCache(Embedder):
                     f"embedding cache {self.path}: {len(missing)} of {len(texts)} {input_type} text(s) were never "
                     f"recorded for {self.embedder.cache_key} (first: {sample[:80]!r}). Record them where the "
                     f"embedder is available (EmbeddingCache mode='record'; for a retrieval suite: rag-core cache "
-                    f"record SUITE) and commit the cache."
+                    f"record SUITE) and commit the cache.",
+                    path=self.path, missing=len(missing), total=len(texts), input_type=input_type, sample=sample,
                 )
             unique = list(dict.fromkeys(keys[i] for i in missing))
             text_of = {keys[i]: texts[i] for i in missing}

@@ -42,6 +42,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                         help="cassette record mode: none (replay only, default), once, new_episodes, all, rewrite")
     except ValueError:  # another plugin (pytest-recording) already defines it; share its value
         pass
+    group.addoption("--case", action="append", default=[], metavar="ID",
+                    help="run only the golden case with this id (and its .sync/.stream variants); repeatable")
     group.addoption("--emulator", action="store_true", default=False,
                     help="record against the built-in provider emulator on 127.0.0.1 instead of the live API")
     group.addoption("--record-timeout", type=float, default=60.0, metavar="SECONDS",
@@ -143,6 +145,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         params = [pytest.param(CaseRef("no-cases", error=f"no golden case files in {_folder(metafunc.config, 'rag_core_cases')}"),
                                id="no-cases", marks=[pytest.mark.golden])]
     metafunc.parametrize("golden_case", params)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = config.getoption("case")
+    if not wanted:
+        return
+
+    def chosen(item: pytest.Item) -> str | None:
+        callspec = getattr(item, "callspec", None)
+        ref = callspec.params.get("golden_case") if callspec is not None else None
+        if ref is None:
+            return None
+        return next((w for w in wanted if ref.id == w or ref.id.startswith(f"{w}.")), None)
+
+    matched = {chosen(item) for item in items} - {None}
+    missing = [w for w in wanted if w not in matched]
+    if missing:
+        raise pytest.UsageError(f"--case {missing[0]}: no golden case has this id")
+    kept = [item for item in items if chosen(item) is not None]
+    config.hook.pytest_deselected(items=[item for item in items if chosen(item) is None])
+    items[:] = kept
 
 
 @pytest.fixture(scope="session")

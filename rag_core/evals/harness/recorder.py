@@ -67,19 +67,29 @@ class Replay:
 
 
 class _AtomicPersister:
-    """vcrpy's filesystem persister, writing the (staging) file atomically."""
+    """vcrpy's filesystem persister, writing the (staging) file atomically.
 
-    @staticmethod
-    def load_cassette(cassette_path: Any, serializer: Any) -> Any:
+    A credential refusal is kept, not raised: vcrpy saves inside its context manager's exit,
+    and an exception there leaves its HTTP-client patches in a state where the next cassette
+    records nothing. The recorder raises the refusal once vcrpy has exited cleanly."""
+
+    def __init__(self) -> None:
+        self.refused: SecretInCassetteError | None = None
+
+    def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import FilesystemPersister
 
         return FilesystemPersister.load_cassette(cassette_path, serializer)
 
-    @staticmethod
-    def save_cassette(cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
+    def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
         from vcr.serialize import serialize
 
-        write_atomic(Path(cassette_path), serialize(cassette_dict, serializer))
+        try:
+            text = serialize(cassette_dict, serializer)
+        except SecretInCassetteError as exc:
+            self.refused = exc
+            return
+        write_atomic(Path(cassette_path), text)
 
 
 class CaseRecorder:
@@ -145,7 +155,8 @@ class CaseRecorder:
             decode_compressed_response=True,
         )
         recorder.register_serializer("rag_core", cassette_format)
-        recorder.register_persister(_AtomicPersister)
+        persister = _AtomicPersister()
+        recorder.register_persister(persister)
         recorder.register_matcher("json_body", self._body_matcher)
         replay = Replay(recording=recording)
         try:
@@ -176,6 +187,8 @@ class CaseRecorder:
                         replay.unused = len(cassette) - len(cassette.play_counts)
                     replay.recorded = [(r.method, r.path, int(resp["status"]["code"]))
                                        for r, resp in cassette.data[already:]]
+            if persister.refused is not None:
+                raise persister.refused
         except SecretInCassetteError as exc:
             self.discard()
             raise HarnessError(

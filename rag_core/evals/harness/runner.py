@@ -197,10 +197,11 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         result.failures.append(f"{comparing.shown(golden_path)}: no golden file yet; write it with "
                                f"{hints.update_goldens(selector)} and review it")
     failures = comparing.compare(case, golden, observed, golden_path)
-    if failures and golden is not None:
+    if failures and golden is not None and not result.stale:
+        # with a stale cassette the re-record command (in the stale report) is the one that works
         failures.append(f"if the change is intended: {hints.update_goldens(selector)}, then review the golden diff")
     result.failures += failures
-    if result.stale and settings.strict_cassettes:
+    if result.stale and (settings.strict_cassettes or failures):
         result.failures += result.stale
     return result
 
