@@ -19,6 +19,7 @@ from rag_core.agent.output import RunOutput
 from rag_core.agent.references import ReferencesFormat, user_message_with_references
 from rag_core.agent.system_message import build_system_message
 from rag_core.db.memory import InMemoryDb
+from rag_core.errors import RagCoreError
 from rag_core.messages import Message
 from rag_core.models.base import Model
 from rag_core.tools.context import RunContext
@@ -202,8 +203,12 @@ class Agent(BaseModel):
     def _finish(self, output: RunOutput) -> None:
         steps = (self.session_state or {}).get("reasoning_steps", {})
         output.reasoning_steps = list(steps.get(output.run_id, []))
-        self._store.save_run(self.session_id, self.user_id, self.name, output.run_id, output.status,
-                             output.own_messages, self.session_state)
+        try:
+            self._store.save_run(self.session_id, self.user_id, self.name, output.run_id, output.status,
+                                 output.own_messages, self.session_state)
+        except RagCoreError as exc:
+            exc.output = output  # the run happened: its output is not lost with the storage error
+            raise
 
     def run(self, input: str, stream: bool = False, *, run_id: str | None = None) -> Any:
         """Run the agent. Returns a RunOutput, or with ``stream=True`` an iterator of events

@@ -65,6 +65,11 @@ class SqliteDbError(RagCoreError):
     pass
 
 
+class SqliteConstraintError(SqliteDbError):
+    """A write broke a constraint (a run id stored twice, ...). The database is healthy; nothing
+    of the failed write was stored."""
+
+
 class SqliteDb:
     def __init__(self, db_file: str = "tmp/agents.db", timeout: float = 10.0) -> None:
         self.path = Path(db_file)
@@ -96,6 +101,12 @@ class SqliteDb:
                     f"{self.path}: locked by another connection for more than {self.timeout} s; nothing was written"
                 ) from exc
             raise SqliteDbError(f"{self.path}: {exc}") from exc
+        except sqlite3.IntegrityError as exc:
+            # a subclass of DatabaseError, but the file is fine: never advise moving it aside
+            raise SqliteConstraintError(
+                f"{self.path}: the write was refused by a constraint ({exc}); the database is healthy and nothing "
+                "of this write was stored"
+            ) from exc
         except sqlite3.DatabaseError as exc:
             raise SqliteDbError(
                 f"{self.path}: not a SQLite database, or it is corrupt ({exc}); nothing was written to it — "
@@ -139,6 +150,15 @@ class SqliteDb:
         """Store a run and its messages and update the session, all in one transaction."""
         now = time.time()
         state = json.dumps(session_state, ensure_ascii=False, default=str) if session_state is not None else None
+        try:
+            self._save_run(session_id, user_id, agent_name, run_id, status, messages, state, now)
+        except SqliteConstraintError as exc:
+            raise SqliteConstraintError(f"{self.path}: run {run_id!r} is already stored (session {session_id!r}); "
+                                        "each run needs its own run_id. The database is healthy; nothing was "
+                                        f"written ({exc.__cause__})") from exc.__cause__
+
+    def _save_run(self, session_id: str, user_id: str | None, agent_name: str | None, run_id: str, status: str,
+                  messages: list[Message], state: str | None, now: float) -> None:
         with self._connect(write=True) as conn:
             conn.execute(
                 "INSERT INTO sessions (session_id, user_id, agent_name, session_state, created_at, updated_at) "

@@ -58,9 +58,10 @@ class VectorDb(ABC):
     def _existing_ids(self, ids: list[str]) -> set[str]: ...
 
     @abstractmethod
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
+    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int | None:
         """Store documents (ids and embeddings set) in one step; with ``replace_name``, first
-        remove every document of that name. All of it happens, or none of it."""
+        remove every document of that name. All of it happens, or none of it. Returns the rows
+        really written when the store can tell (a concurrent writer may have stored some first)."""
 
     @abstractmethod
     def _delete(self, ids: list[str] | None, name: str | None) -> int: ...
@@ -103,9 +104,10 @@ class VectorDb(ABC):
         candidates = {(d.id or d.content_hash): d for d in documents}
         existing = self._existing_ids(list(candidates))
         new = self._prepare([d for i, d in candidates.items() if i not in existing], progress)
-        if new:
-            self._write(new)
-        return len(new)
+        if not new:
+            return 0
+        written = self._write(new)
+        return len(new) if written is None else written
 
     def upsert(self, documents: list[Document], progress: bool = False) -> int:
         """Store the documents, replacing any with the same id."""

@@ -6,7 +6,15 @@ collection; it is saved after every write and, when opened, checked against the
 collection's ids and rebuilt from the collection if they differ, so the two never drift.
 
 Metadata: Chroma accepts only flat scalar values, so each document's metadata is kept
-whole as JSON, and its scalar entries are also stored flat for filtering.
+whole as JSON, and its scalar entries are also stored flat for filtering (except keys Chroma
+reserves, ``chroma:…``, which stay in the JSON only).
+
+Replacing a named source is crash-safe. Chroma has no transaction across batches, so the
+replace writes a journal beside the collection (the source's name, the ids it had, the ids it
+will have), adds the new documents, removes the old ones, and deletes the journal. Whoever opens
+the collection next finds an unfinished journal and finishes it when every new document made it
+in (roll forward), or removes the new documents otherwise (roll back): either way the source is
+complete, old or new. Everything Chroma could refuse is validated before the first write.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rag_core._files import write_atomic
 from rag_core._optional import require
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
@@ -67,7 +76,8 @@ def _embedding_function(embedder: Any) -> Any:
 
 
 def _flat(meta: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) and not k.startswith("_rag_")}
+    return {k: v for k, v in meta.items()
+            if isinstance(v, (str, int, float, bool)) and k and not k.startswith(("_rag_", "chroma:"))}
 
 
 def _where(filters: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -93,6 +103,7 @@ class ChromaDb(VectorDb):
         candidate_depth: int | None = None,
         ef_search: int = 100,
         ef_construction: int = 100,
+        batch_size: int | None = None,
     ) -> None:
         if embedder is None:
             raise VectorDbError(
@@ -109,6 +120,7 @@ class ChromaDb(VectorDb):
         self.ef_construction = ef_construction
         self._collection: Any = None
         self._bm25: BM25Index | None = None
+        self._batch_size = batch_size  # at most Chroma's own maximum
 
     # ----------------------------------------------------------- connection
     @property
@@ -128,7 +140,8 @@ class ChromaDb(VectorDb):
                 embedding_function=_embedding_function(self.embedder),
                 configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": self.ef_construction}},
             )
-            self._batch = client.get_max_batch_size()
+            self._batch = min(self._batch_size or client.get_max_batch_size(), client.get_max_batch_size())
+            self._recover()
         return self._collection
 
     @property
@@ -163,12 +176,14 @@ class ChromaDb(VectorDb):
             found.update(self.collection.get(ids=ids[start : start + 1000], include=[])["ids"])
         return found
 
+    def _stored_dimensions(self) -> int | None:
+        embeddings = self.collection.peek(1).get("embeddings")
+        return None if embeddings is None or len(embeddings) == 0 else len(embeddings[0])
+
     def _check_dimensions(self, documents: list[Document]) -> None:
-        sample = self.collection.peek(1)
-        embeddings = sample.get("embeddings")
-        if embeddings is None or len(embeddings) == 0:
+        stored = self._stored_dimensions()
+        if stored is None:
             return
-        stored = len(embeddings[0])
         for doc in documents:
             if doc.embedding is not None and len(doc.embedding) != stored:
                 raise VectorDbError(
@@ -176,23 +191,93 @@ class ChromaDb(VectorDb):
                     f"({self.embedder.cache_key}) made {len(doc.embedding)}-dimensional ones; use another collection"
                 )
 
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
-        self._check_dimensions(documents)
-        index = self._keyword_index()
-        if replace_name is not None:
-            self._delete(None, replace_name, save=False)
+    @property
+    def _journal(self) -> Path:
+        return self.path / f"{self.collection_name}.replace.json"
+
+    def _records(self, documents: list[Document]) -> list[dict[str, Any]]:
+        """What Chroma will store for each document, validated by Chroma's own rules first, so a
+        refusal comes before anything is written."""
+        from chromadb.api.types import validate_metadata
+
+        metadatas = []
+        for doc in documents:
+            meta = {**_flat(doc.meta_data), _META: json.dumps(doc.meta_data, ensure_ascii=False),
+                    **({_NAME: doc.name} if doc.name is not None else {})}
+            try:
+                validate_metadata(meta)
+            except ValueError as exc:
+                raise VectorDbError(f"collection {self.collection_name!r}: document {doc.name or doc.id!r}: "
+                                    f"Chroma refuses its metadata ({exc})") from None
+            metadatas.append(meta)
+        return metadatas
+
+    def _add(self, documents: list[Document], metadatas: list[dict[str, Any]], upsert: bool) -> None:
         write = self.collection.upsert if upsert else self.collection.add
         for start in range(0, len(documents), self._batch):
             batch = documents[start : start + self._batch]
-            write(
-                ids=[d.id for d in batch],
-                documents=[d.content for d in batch],
-                embeddings=[d.embedding for d in batch],
-                metadatas=[{**_flat(d.meta_data), _META: json.dumps(d.meta_data, ensure_ascii=False),
-                            **({_NAME: d.name} if d.name is not None else {})} for d in batch],
-            )
+            write(ids=[d.id for d in batch], documents=[d.content for d in batch],
+                  embeddings=[d.embedding for d in batch], metadatas=metadatas[start : start + self._batch])
+
+    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
+        self._check_dimensions(documents)
+        metadatas = self._records(documents)
+        index = self._keyword_index()
+        if replace_name is None:
+            self._add(documents, metadatas, upsert)
+            index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
+            self._save_keyword_index(index)
+            return
+        old = self.collection.get(where={_NAME: {"$eq": replace_name}}, include=[])["ids"]
+        new = [d.id for d in documents]
+        journal = {"name": replace_name, "old": old, "new": new}
+        if self.persistent_client:
+            write_atomic(self._journal, json.dumps(journal))
+        try:
+            self._add(documents, metadatas, upsert=True)
+        except BaseException:
+            self._roll_back(journal)  # in this process; a killed process is rolled back on the next open
+            raise
+        self._finish(journal)
+        index.remove(old)
         index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
         self._save_keyword_index(index)
+
+    def _finish(self, journal: dict[str, Any]) -> None:
+        keep = set(journal["new"])
+        doomed = [i for i in journal["old"] if i not in keep]
+        for start in range(0, len(doomed), self._batch):
+            self.collection.delete(ids=doomed[start : start + self._batch])
+        self._journal.unlink(missing_ok=True)
+
+    def _roll_back(self, journal: dict[str, Any]) -> None:
+        # ids are content hashes, so a new document that kept an old id holds the old content:
+        # removing only the ids that were not there before restores the old source
+        before = set(journal["old"])
+        added = [i for i in journal["new"] if i not in before]
+        for start in range(0, len(added), self._batch):
+            self.collection.delete(ids=added[start : start + self._batch])
+        self._journal.unlink(missing_ok=True)
+
+    def _recover(self) -> None:
+        """Finish or roll back a replace that a crashed process left half done."""
+        if not self.persistent_client or not self._journal.exists():
+            return
+        try:
+            journal = json.loads(self._journal.read_text(encoding="utf-8"))
+            journal["old"], journal["new"]  # noqa: B018 (shape check)
+        except (OSError, ValueError, KeyError, TypeError):
+            # written atomically, so an unreadable journal is not ours to act on: leave it, say so
+            raise VectorDbError(f"{self._journal}: an unfinished replace journal that cannot be read; "
+                                "move it aside to open the collection as it is") from None
+        present = set()
+        for start in range(0, len(journal["new"]), 1000):
+            present.update(self._collection.get(ids=journal["new"][start : start + 1000], include=[])["ids"])
+        if present == set(journal["new"]):
+            self._finish(journal)
+        else:
+            self._roll_back(journal)
+        self._bm25 = None  # checked against the collection's ids, and rebuilt, on next use
 
     def _delete(self, ids: list[str] | None, name: str | None, save: bool = True) -> int:
         doomed: list[str] = list(self._existing_ids(ids)) if ids else []
@@ -220,6 +305,13 @@ class ChromaDb(VectorDb):
         total = self.count()
         if not total:
             return []
+        stored = self._stored_dimensions()
+        if stored is not None and stored != len(vector):
+            raise VectorDbError(
+                f"collection {self.collection_name!r} holds {stored}-dimensional embeddings, but "
+                f"{self.embedder.cache_key} made a {len(vector)}-dimensional query embedding; search with the "
+                "embedder the collection was built with"
+            )
         got = self.collection.query(
             query_embeddings=[vector], n_results=min(depth + candidate_margin(depth), total),
             where=_where(filters), include=["embeddings"],

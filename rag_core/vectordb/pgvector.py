@@ -23,18 +23,35 @@ from rag_core.vectordb.fusion import top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+# PostgreSQL keeps the first 63 bytes of a name; index names are the table's plus these
+_INDEX_SUFFIXES = ("_tsv_idx", "_meta_idx", "_name_idx", "_embedding_idx")
+_NAME_LIMIT = 63
+# All DDL rag-core runs (extension, schema, table, indexes) takes this one transaction-scoped
+# advisory lock: CREATE ... IF NOT EXISTS is not safe against a concurrent CREATE of the same
+# object (both pass the check, one fails on the catalog's unique index), and DDL is rare enough
+# that serialising all of it costs nothing measurable.
+_DDL_LOCK = 0x7261675F636F7265  # "rag_core"
 
 
-def _identifier(kind: str, value: str) -> str:
+def _identifier(kind: str, value: str, suffixes: tuple[str, ...] = ()) -> str:
     if not isinstance(value, str) or not _IDENTIFIER.match(value):
         raise VectorDbError(
             f"invalid {kind} {value!r}: use a letter or '_' followed by up to 62 letters, digits or '_'"
+        )
+    longest = max((len(s) for s in suffixes), default=0)
+    if len(value.encode()) + longest > _NAME_LIMIT:
+        raise VectorDbError(
+            f"{kind} {value!r} is {len(value.encode())} bytes; its index names add up to {longest} more "
+            f"({', '.join(suffixes)}) and PostgreSQL cuts names at {_NAME_LIMIT} bytes: use at most "
+            f"{_NAME_LIMIT - longest} bytes"
         )
     return value
 
 
 def _masked(url: str) -> str:
-    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+    """The URL or key=value connection string with every password replaced by ***."""
+    url = re.sub(r"://([^:/@?]+):[^@/?]*@", r"://\1:***@", url)
+    return re.sub(r"(?i)\b(password\s*=\s*)('[^']*'|[^&\s]*)", r"\1***", url)
 
 
 def _vector_literal(values: list[float]) -> str:
@@ -60,7 +77,7 @@ class PgVector(VectorDb):
         text_search_config: str = "english",
     ) -> None:
         super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth)
-        self.table_name = _identifier("table name", table_name)
+        self.table_name = _identifier("table name", table_name, _INDEX_SUFFIXES)
         self.schema = _identifier("schema name", schema)
         self.text_search_config = _identifier("text search configuration", text_search_config)
         if vector_index not in ("hnsw", None):
@@ -91,7 +108,10 @@ class PgVector(VectorDb):
             except psycopg.OperationalError as exc:
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise VectorDbError(f"cannot connect to PostgreSQL at {_masked(self.db_url)}: {reason}") from exc
-            self._conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            if self._conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+                with self._conn.transaction():
+                    self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+                    self._conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             pgvector_psycopg = require("pgvector.psycopg", extra="pgvector", feature="PgVector", package="pgvector")
             pgvector_psycopg.register_vector(self._conn)  # embeddings come back as numpy arrays
         return self._conn
@@ -110,51 +130,55 @@ class PgVector(VectorDb):
     def _ensure_table(self, dimensions: int | None) -> None:
         if self._table_ready:
             return
-        sql = self._sql()
         conn = self._connection()
+        if self._stored_dimensions() is None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+                # each statement sees what committed before it: a table another process created
+                # while this one waited for the lock is found here, and not created twice
+                if self._stored_dimensions() is None:
+                    self._create(conn, dimensions or self.dimensions)
         stored = self._stored_dimensions()
-        if stored is not None:
-            wanted = dimensions or self.dimensions
-            if stored and wanted and stored != wanted:
-                raise VectorDbError(
-                    f"table {self.schema}.{self.table_name} holds {stored}-dimensional embeddings, but the embedder "
-                    f"makes {wanted}-dimensional ones; use another table or drop this one"
-                )
-            self.dimensions = stored or wanted
-            self._table_ready = True
-            return
-        dims = dimensions or self.dimensions
-        self.dimensions = dims
+        wanted = dimensions or self.dimensions
+        if stored and wanted and stored != wanted:
+            raise VectorDbError(
+                f"table {self.schema}.{self.table_name} holds {stored}-dimensional embeddings, but the embedder "
+                f"makes {wanted}-dimensional ones; use another table or drop this one"
+            )
+        self.dimensions = stored or wanted
+        self._table_ready = True
+
+    def _create(self, conn: Any, dims: int | None) -> None:
+        """The table and its indexes; the caller holds the DDL lock inside a transaction."""
+        sql = self._sql()
         vector_type = sql.SQL("vector({})").format(sql.Literal(dims)) if dims else sql.SQL("vector")
         name = self.table_name
-        with conn.transaction():
-            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
+        conn.execute(
+            sql.SQL(
+                """CREATE TABLE IF NOT EXISTS {table} (
+                    id text PRIMARY KEY,
+                    name text,
+                    content text NOT NULL,
+                    meta_data jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                    embedding {vector_type},
+                    tsv tsvector GENERATED ALWAYS AS (to_tsvector({config}, content)) STORED
+                )"""
+            ).format(table=self._table, vector_type=vector_type, config=sql.Literal(self.text_search_config))
+        )
+        conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)").format(
+            sql.Identifier(f"{name}_tsv_idx"), self._table))
+        conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (meta_data jsonb_path_ops)").format(
+            sql.Identifier(f"{name}_meta_idx"), self._table))
+        conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (name)").format(
+            sql.Identifier(f"{name}_name_idx"), self._table))
+        if self.vector_index == "hnsw" and dims:
             conn.execute(
-                sql.SQL(
-                    """CREATE TABLE IF NOT EXISTS {table} (
-                        id text PRIMARY KEY,
-                        name text,
-                        content text NOT NULL,
-                        meta_data jsonb NOT NULL DEFAULT '{{}}'::jsonb,
-                        embedding {vector_type},
-                        tsv tsvector GENERATED ALWAYS AS (to_tsvector({config}, content)) STORED
-                    )"""
-                ).format(table=self._table, vector_type=vector_type, config=sql.Literal(self.text_search_config))
+                sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) "
+                        "WITH (m = {}, ef_construction = {})").format(
+                    sql.Identifier(f"{name}_embedding_idx"), self._table,
+                    sql.Literal(self.hnsw_m), sql.Literal(self.hnsw_ef_construction))
             )
-            conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)").format(
-                sql.Identifier(f"{name}_tsv_idx"), self._table))
-            conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (meta_data jsonb_path_ops)").format(
-                sql.Identifier(f"{name}_meta_idx"), self._table))
-            conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (name)").format(
-                sql.Identifier(f"{name}_name_idx"), self._table))
-            if self.vector_index == "hnsw" and dims:
-                conn.execute(
-                    sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) "
-                            "WITH (m = {}, ef_construction = {})").format(
-                        sql.Identifier(f"{name}_embedding_idx"), self._table,
-                        sql.Literal(self.hnsw_m), sql.Literal(self.hnsw_ef_construction))
-                )
-        self._table_ready = True
 
     def _exists(self) -> bool:
         return self._table_ready or self._stored_dimensions() is not None
@@ -186,7 +210,7 @@ class PgVector(VectorDb):
         ).fetchall()
         return {r[0] for r in rows}
 
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
+    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int:
         dims = {len(d.embedding) for d in documents if d.embedding is not None}
         if len(dims) > 1:
             raise VectorDbError(f"documents carry embeddings of different sizes: {sorted(dims)}")
@@ -217,11 +241,12 @@ class PgVector(VectorDb):
                             d.id, d.name, d.content, json.dumps(d.meta_data, ensure_ascii=False),
                             _vector_literal(d.embedding) if d.embedding is not None else None,
                         ))
-            conn.execute(
+            inserted = conn.execute(
                 sql.SQL("INSERT INTO {} (id, name, content, meta_data, embedding) "
                         "SELECT id, name, content, meta_data, embedding::vector FROM rag_core_staging {}").format(
                     self._table, conflict)
-            )
+            ).rowcount
+        return inserted  # rows really written: a concurrent writer may have stored some ids first
 
     def _delete(self, ids: list[str] | None, name: str | None) -> int:
         if not self._exists():
@@ -330,7 +355,12 @@ class PgVector(VectorDb):
         return [(r[0], float(r[1])) for r in rows]
 
     def _check_query(self, vector: list[float]) -> None:
-        if self.dimensions and len(vector) != self.dimensions:
+        """The query's size against what the table holds (read from the table, not assumed from
+        this process's embedder: another embedder may have created it)."""
+        stored = self.dimensions if self._table_ready else self._stored_dimensions()
+        if stored and len(vector) != stored:
+            embedder = self.embedder.cache_key if self.embedder is not None else "the query's embedder"
             raise VectorDbError(
-                f"query embedding has {len(vector)} dimensions; table {self.schema}.{self.table_name} holds {self.dimensions}"
+                f"table {self.schema}.{self.table_name} holds {stored}-dimensional embeddings, but {embedder} made a "
+                f"{len(vector)}-dimensional query embedding; search with the embedder the table was built with"
             )

@@ -1,0 +1,221 @@
+"""Stores under faults: a refused or killed write loses nothing; the next open finds the old
+state or the new one, complete."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rag_core import Document
+from rag_core.vectordb import ChromaDb, VectorDbError
+from tests.fakes import HashEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def chroma(path: Path, batch_size: int | None = None) -> ChromaDb:
+    return ChromaDb("src-docs", path=str(path), persistent_client=True, embedder=HashEmbedder(),
+                    search_type="hybrid", batch_size=batch_size)
+
+
+def source(version: str, count: int) -> list[Document]:
+    return [Document(content=f"{version} recipe {i}: fry garlic {i}", name="recipes", meta_data={"v": version})
+            for i in range(count)]
+
+
+def versions(store: ChromaDb) -> dict[str, int]:
+    got = store.collection.get(where={"_rag_name": {"$eq": "recipes"}}, include=["metadatas"])
+    counts: dict[str, int] = {}
+    for meta in got["metadatas"]:
+        counts[meta["v"]] = counts.get(meta["v"], 0) + 1
+    return counts
+
+
+def test_a_reserved_metadata_key_is_kept_and_the_replace_completes(tmp_path):
+    store = chroma(tmp_path, batch_size=10)
+    store.insert(source("old", 30))
+    new = source("new", 30)
+    new[25].meta_data["chroma:document"] = "reserved by Chroma"
+    store.replace("recipes", new)
+    assert versions(store) == {"new": 30}
+    found = store._fetch([new[25].id])[new[25].id]
+    assert found.meta_data["chroma:document"] == "reserved by Chroma"  # nothing lost: kept in the JSON
+
+
+def test_a_write_refused_in_a_later_batch_rolls_the_replace_back(tmp_path, monkeypatch):
+    store = chroma(tmp_path, batch_size=10)
+    store.insert(source("old", 30))
+    collection = store.collection
+    real_upsert, calls = collection.upsert, []
+
+    def failing_upsert(**kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise ValueError("refused by the store")
+        return real_upsert(**kwargs)
+
+    monkeypatch.setattr(collection, "upsert", failing_upsert)
+    with pytest.raises(ValueError, match="refused by the store"):
+        store.replace("recipes", source("new", 30))
+    assert versions(store) == {"old": 30}
+    assert not store._journal.exists()
+    assert {d.meta_data["v"] for d in store.search("fry garlic", 50)} == {"old"}
+
+
+REPLACER = """
+import sys
+from rag_core import Document
+from rag_core.vectordb import ChromaDb
+from tests.fakes import HashEmbedder
+store = ChromaDb("src-docs", path=sys.argv[1], persistent_client=True, embedder=HashEmbedder(), search_type="hybrid",
+                 batch_size=25)
+store.insert([Document(content=f"old recipe {i}: fry garlic {i}", name="recipes", meta_data={"v": "old"}) for i in range(300)])
+print("ready", flush=True)
+store.replace("recipes", [Document(content=f"new recipe {i}: fry garlic {i}", name="recipes", meta_data={"v": "new"})
+                          for i in range(600)])
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.15, 0.4, 0.8, 1.5])
+def test_a_replace_killed_at_any_point_leaves_the_old_or_the_new_source_complete(tmp_path, delay):
+    process = subprocess.Popen([sys.executable, "-c", REPLACER, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    store = chroma(tmp_path)
+    assert versions(store) in ({"old": 300}, {"new": 600})
+    assert not store._journal.exists()
+    # the keyword index agrees with the collection (checked on open, rebuilt if not)
+    assert len(store.search("garlic", 1000)) == store.count()
+    # re-ingesting the new source completes it, with no duplicates
+    store.replace("recipes", [Document(content=f"new recipe {i}: fry garlic {i}", name="recipes", meta_data={"v": "new"})
+                              for i in range(600)])
+    assert versions(store) == {"new": 600} and store.count() == 600
+
+
+def test_an_unreadable_journal_is_a_clear_error_and_is_left_alone(tmp_path):
+    store = chroma(tmp_path)
+    store.insert(source("old", 3))
+    journal = tmp_path / "src-docs.replace.json"
+    journal.write_text("{not json")
+    with pytest.raises(VectorDbError, match="unfinished replace journal that cannot be read"):
+        chroma(tmp_path).count()
+    assert journal.read_text() == "{not json"
+
+
+# ------------------------------------------------------------------ SqliteDb
+def test_a_run_id_stored_twice_is_a_constraint_error_and_the_run_output_survives(tmp_path):
+    from rag_core.db import SqliteDb
+    from rag_core.db.sqlite import SqliteConstraintError
+    from rag_core.models import OpenAIResponses
+    from tests.conftest import scripted_agent
+
+    db_file = tmp_path / "agents.db"
+    agent, _ = scripted_agent(OpenAIResponses, [{"text": "Noodles."}, {"text": "Again."}], db=SqliteDb(str(db_file)),
+                              session_id="s-1")
+    agent.run("What is pad thai?", run_id="run-1")
+    healthy = db_file.read_bytes()
+    with pytest.raises(SqliteConstraintError) as failure:
+        agent.run("And again?", run_id="run-1")
+    message = str(failure.value)
+    assert "run 'run-1' is already stored" in message and "healthy" in message
+    assert "corrupt" not in message and "move it aside" not in message
+    assert failure.value.output.content == "Again."  # the run happened; its output is on the exception
+    assert SqliteDb(str(db_file)).runs("s-1") == [("run-1", "completed")]
+    assert db_file.read_bytes() == healthy or SqliteDb(str(db_file)).schema_version() == 1
+
+
+# ------------------------------------------------------------------ PgVector
+CONCURRENT_INSERT = """
+import sys, time
+from rag_core import Document
+from rag_core.vectordb import PgVector
+from tests.fakes import HashEmbedder
+url, table, start_at = sys.argv[1], sys.argv[2], float(sys.argv[3])
+store = PgVector(table, db_url=url, embedder=HashEmbedder(), search_type="vector")
+docs = [Document(content=f"recipe {i}: fry garlic and shallots {i}") for i in range(300)]
+store._prepare(docs)  # embed first, so the processes meet at the write
+while time.time() < start_at:
+    time.sleep(0.001)
+print(store.insert(docs), flush=True)
+"""
+
+
+@pytest.mark.parametrize("run", range(6))
+def test_three_processes_creating_and_filling_one_table_at_once_store_one_copy_each(pg_url, run):
+    import uuid
+
+    from rag_core.vectordb import PgVector
+
+    table = f"race_{uuid.uuid4().hex[:8]}"
+    start_at = time.time() + 4
+    processes = [subprocess.Popen([sys.executable, "-c", CONCURRENT_INSERT, pg_url, table, str(start_at)], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(3)]
+    results = [p.communicate(timeout=120) for p in processes]
+    assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in results]
+    reported = [int(out.strip()) for out, _ in results]
+    store = PgVector(table, db_url=pg_url, embedder=HashEmbedder(), search_type="vector")
+    try:
+        assert store.count() == 300
+        assert sum(reported) == 300  # each process reports the rows it really added
+    finally:
+        store.drop()
+        store.close()
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://app@db.example/rag?password=hunter2&sslmode=require",
+    "host=db.example user=app password=hunter2 dbname=rag",
+    "host=db.example user=app password='hunter2' dbname=rag",
+    "postgresql://app:hunter2@db.example:1/rag",
+])
+def test_passwords_never_appear_in_connection_errors(url):
+    from rag_core.vectordb import PgVector
+
+    store = PgVector("docs", db_url=url.replace("db.example", "127.0.0.1").replace(":1/", ":9/") if "://" in url
+                     else url.replace("db.example", "127.0.0.1") + " port=9", embedder=HashEmbedder())
+    with pytest.raises(VectorDbError) as failure:
+        store.count()
+    assert "hunter2" not in str(failure.value) and "***" in str(failure.value)
+
+
+def test_table_names_whose_index_names_postgres_would_cut_are_refused():
+    from rag_core.vectordb import PgVector
+
+    PgVector("t" * 49, db_url="postgresql://localhost/x", embedder=HashEmbedder())
+    with pytest.raises(VectorDbError, match="index names add up to 14 more.*use at most 49 bytes"):
+        PgVector("t" * 50, db_url="postgresql://localhost/x", embedder=HashEmbedder())
+
+
+def test_a_query_of_another_dimension_is_a_clear_error_on_pgvector(pg_url):
+    import uuid
+
+    from rag_core.vectordb import PgVector
+
+    table = f"dims_{uuid.uuid4().hex[:8]}"
+    PgVector(table, db_url=pg_url, embedder=HashEmbedder(32), search_type="vector").insert([Document(content="pad thai")])
+    other = PgVector(table, db_url=pg_url, embedder=HashEmbedder(48), search_type="vector")
+    try:
+        with pytest.raises(VectorDbError, match=rf"table public.{table} holds 32-dimensional embeddings, but HashEmbedder:hash-48:48 made a 48-dimensional"):
+            other.search("pad thai", 3)
+    finally:
+        other.drop()
+        other.close()
+
+
+def test_a_query_of_another_dimension_is_a_clear_error_on_chroma(tmp_path):
+    ChromaDb("dims", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(32),
+             search_type="vector").insert([Document(content="pad thai")])
+    other = ChromaDb("dims", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(48), search_type="vector")
+    with pytest.raises(VectorDbError, match="collection 'dims' holds 32-dimensional embeddings, but HashEmbedder:hash-48:48 made a 48-dimensional"):
+        other.search("pad thai", 3)
