@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 from pathlib import Path
 
@@ -173,3 +174,73 @@ def test_ainsert_many_fetches_urls_concurrently_and_inserts_the_rest():
         server.server_close()
     assert added == 3
     assert knowledge.search("galangal", max_results=1)[0].meta_data["source"] == f"{base}/b"
+
+
+# ---------------------------------------------------------------- what a URL serves decides how it is read
+PAGES = {
+    "/ThaiRecipes.pdf": ("application/pdf", minimal_pdf(["Pad thai uses tamarind.", "Tom kha uses galangal."])),
+    "/download/ThaiRecipes.pdf": ("application/octet-stream", minimal_pdf(["Pad thai uses tamarind."])),
+    "/download/file": ("application/octet-stream", minimal_pdf(["Green curry uses basil."])),
+    "/page": ("text/html; charset=utf-8", b"<html><head><style>p{}</style></head><body><h1>Pad thai</h1>"
+              b"<script>track()</script><p>Soak the <b>noodles</b>.</p></body></html>"),
+    "/notes.md": ("text/markdown; charset=iso-8859-1", "# Café\n\nCrème brûlée needs a torch.".encode("latin-1")),
+    "/undeclared.txt": ("text/plain", "Jalapeño salsa, café style.".encode("latin-1")),
+    "/picture": ("image/png", b"\x89PNG\r\n\x1a\n0000"),
+    "/odd": ("text/plain; charset=klingon", b"hello"),
+}
+
+
+@pytest.fixture(scope="module")
+def site():
+    import threading
+
+    class Pages(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            content_type, body = PAGES[self.path]
+            self.send_response(200)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize(("path", "texts", "page"), [
+    ("/ThaiRecipes.pdf", ["Pad thai uses tamarind.", "Tom kha uses galangal."], 1),
+    ("/download/ThaiRecipes.pdf", ["Pad thai uses tamarind."], 1),  # generic type: the extension decides
+    ("/download/file", ["Green curry uses basil."], 1),  # no extension: the bytes' magic decides
+], ids=["content-type", "extension", "magic"])
+def test_a_url_serving_a_pdf_is_read_as_a_pdf(site, path, texts, page):
+    docs = Knowledge().read(url=site + path)
+    assert [d.content for d in docs] == texts
+    assert docs[0].meta_data["page"] == page and docs[0].meta_data["source"] == site + path
+    assert not any("%PDF" in d.content for d in docs)
+
+
+def test_html_becomes_readable_text(site):
+    [doc] = Knowledge().read(url=site + "/page")
+    assert doc.content == "Pad thai\n\nSoak the noodles."
+
+
+@pytest.mark.parametrize(("path", "text"), [
+    ("/notes.md", "# Café\n\nCrème brûlée needs a torch."),  # the declared charset
+    ("/undeclared.txt", "Jalapeño salsa, café style."),  # none declared, not UTF-8: guessed
+])
+def test_text_is_decoded_with_the_charset_the_server_declares(site, path, text):
+    assert "\n\n".join(d.content for d in Knowledge().read(url=site + path)) == text
+
+
+@pytest.mark.parametrize(("path", "message"), [
+    ("/picture", "cannot read content of type 'image/png'"),
+    ("/odd", "the server declares an unknown charset 'klingon'"),
+])
+def test_content_rag_core_cannot_read_is_a_clear_error_naming_the_url(site, path, message):
+    with pytest.raises(ReaderError, match=re.escape(f"{site}{path}: {message}")):
+        Knowledge().read(url=site + path)

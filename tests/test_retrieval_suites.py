@@ -161,3 +161,30 @@ def test_baselines_of_removed_retrievers_are_orphans(project):
     result.stdout.fnmatch_lines(["*orphan (no retriever uses it): fixtures/retrieval/baselines/mini/removed.json"])
     project.runpytest("evals", "--prune-orphans").stdout.fnmatch_lines(["*orphan deleted: *removed.json"])
     assert not stale.exists() and (project.path / "fixtures/retrieval/baselines/mini/bm25.json").exists()
+
+
+def test_empty_documents_stay_out_of_the_index_are_reported_once_and_count_as_unretrievable(pytester):
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    data = pytester.path / "data"
+    data.mkdir()
+    (data / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "Pad thai", "text": "rice noodles with tamarind"}\n'
+        '{"_id": "d2", "title": "", "text": ""}\n'
+        '{"_id": "d3", "title": "Green curry", "text": "coconut milk and basil"}\n'
+        '{"_id": "d4", "title": " ", "text": "  "}\n')
+    (data / "queries.yaml").write_text(
+        "corpus: corpus.jsonl\nqueries:\n  - {id: q1, text: pad thai tamarind, relevant: [d1, d2]}\n"
+        "  - {id: q2, text: green curry, relevant: [d3]}\n")
+    (pytester.path / "fixtures" / "retrieval").mkdir(parents=True)
+    (pytester.path / "fixtures" / "retrieval" / "empty.yaml").write_text(
+        "name: empty\ndataset: {judged: data/queries.yaml}\ndepth: 10\nmetrics: [recall@10]\n"
+        "retrievers:\n  - {name: bm25, store: memory, search_type: keyword}\n")
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "test_retrieval.py").write_text(
+        "def test_retrieval(retrieval_target, retrieval_check):\n    retrieval_check(retrieval_target)\n")
+    result = pytester.runpytest("evals", "--report-dir=out")
+    result.assert_outcomes(passed=1)
+    assert result.stdout.str().count("2 empty document(s) not indexed") == 1
+    report = json.loads((pytester.path / "out" / "retrieval.json").read_text())["results"][0]
+    assert report["empty_documents"] == 2
+    assert report["per_query"]["recall@10"] == {"q1": 0.5, "q2": 1.0}  # d2 is relevant but cannot be retrieved

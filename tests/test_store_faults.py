@@ -219,3 +219,31 @@ def test_a_query_of_another_dimension_is_a_clear_error_on_chroma(tmp_path):
     other = ChromaDb("dims", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(48), search_type="vector")
     with pytest.raises(VectorDbError, match="collection 'dims' holds 32-dimensional embeddings, but HashEmbedder:hash-48:48 made a 48-dimensional"):
         other.search("pad thai", 3)
+
+
+# ------------------------------------------------------------------ keyword search never crashes
+@pytest.mark.parametrize("search_type", ["keyword", "hybrid"])
+def test_keyword_search_on_an_empty_chroma_store_finds_nothing(tmp_path, search_type):
+    store = ChromaDb("empty", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(), search_type=search_type)
+    assert store.search("pad thai", 3) == []
+
+
+@pytest.mark.parametrize("kind", ["memory", "chroma"])
+def test_a_corpus_with_no_indexable_word_finds_nothing(tmp_path, kind):
+    from rag_core.vectordb import InMemoryVectorDb
+
+    store = (InMemoryVectorDb(search_type="keyword") if kind == "memory" else
+             ChromaDb("stop", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(), search_type="keyword"))
+    store.insert([Document(content="the a of"), Document(content="and is it")])
+    assert store.search("the", 3) == [] and store.search("pad thai", 3) == []
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_damaged_bm25_files_beside_an_intact_collection_are_rebuilt(tmp_path, damage):
+    store = ChromaDb("docs", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(), search_type="keyword")
+    store.insert([Document(content="pad thai noodles"), Document(content="green curry paste")])
+    for path in (tmp_path / "docs.bm25").iterdir():
+        if path.name != "ids.json":
+            path.write_text("{garbage") if damage == "garbage" else path.unlink()
+    reopened = ChromaDb("docs", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(), search_type="keyword")
+    assert [d.content for d in reopened.search("curry", 3)] == ["green curry paste"]

@@ -20,6 +20,7 @@ from rag_core.agent.references import ReferencesFormat, user_message_with_refere
 from rag_core.agent.system_message import build_system_message
 from rag_core.db.memory import InMemoryDb
 from rag_core.errors import RagCoreError
+from rag_core.text import without_surrogates
 from rag_core.messages import Message
 from rag_core.models.base import Model
 from rag_core.tools.context import RunContext
@@ -170,6 +171,7 @@ class Agent(BaseModel):
     def _prepare(self, input: str, stream: bool, run_id: str | None) -> PreparedRun:
         if not isinstance(input, str):
             raise TypeError(f"input must be a string, got {type(input).__name__}")
+        input = without_surrogates(input, "the run's input")
         model = self._require_model()
         if self.session_id is None:
             self.session_id = str(uuid.uuid4())

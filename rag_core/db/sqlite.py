@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from rag_core.db.records import ContentRecord, message_from_json, message_to_json
+from rag_core.text import without_surrogates
 from rag_core.errors import RagCoreError
 from rag_core.messages import Message
 
@@ -150,6 +151,8 @@ class SqliteDb:
         """Store a run and its messages and update the session, all in one transaction."""
         now = time.time()
         state = json.dumps(session_state, ensure_ascii=False, default=str) if session_state is not None else None
+        if state is not None:
+            state = without_surrogates(state, f"the session state of {session_id!r}")
         try:
             self._save_run(session_id, user_id, agent_name, run_id, status, messages, state, now)
         except SqliteConstraintError as exc:
@@ -172,7 +175,9 @@ class SqliteDb:
                          (run_id, session_id, seq, status, now))
             conn.executemany(
                 "INSERT INTO messages (run_id, position, message) VALUES (?, ?, ?)",
-                [(run_id, n, json.dumps(message_to_json(m), ensure_ascii=False)) for n, m in enumerate(messages)],
+                [(run_id, n, without_surrogates(json.dumps(message_to_json(m), ensure_ascii=False),
+                                                f"message {n} of run {run_id!r}"))
+                 for n, m in enumerate(messages)],
             )
 
     def load_history(self, session_id: str, num_runs: int) -> list[Message]:

@@ -6,11 +6,11 @@ index in the source) and, for PDFs, ``page``.
 
 from __future__ import annotations
 
-import html
+import io
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from rag_core._optional import require
 from rag_core.document import Document
@@ -59,10 +59,13 @@ def read_path(path: str | Path, *, name: str | None, metadata: dict[str, Any], c
     return chunk_documents(text, name=name, source=path.name, metadata=metadata, chunking=chunking)
 
 
-def read_pdf(path: Path, *, name: str, metadata: dict[str, Any], chunking: ChunkingStrategy) -> list[Document]:
+def read_pdf(path: Path | str, *, name: str, metadata: dict[str, Any], chunking: ChunkingStrategy,
+             data: bytes | None = None) -> list[Document]:
+    """A PDF file, or (``data`` given) PDF bytes fetched from ``path``, a URL."""
     pypdf = require("pypdf", extra="pdf", feature="reading PDF files")
+    source = path.name if isinstance(path, Path) else path
     try:
-        reader = pypdf.PdfReader(str(path))
+        reader = pypdf.PdfReader(io.BytesIO(data) if data is not None else str(path))
         if reader.is_encrypted:
             raise ReaderError(f"{path}: the PDF is encrypted")
         pages = [page.extract_text() or "" for page in reader.pages]
@@ -74,7 +77,7 @@ def read_pdf(path: Path, *, name: str, metadata: dict[str, Any], chunking: Chunk
     for number, text in enumerate(pages, start=1):
         if text.strip():
             docs.extend(
-                chunk_documents(text, name=name, source=path.name, metadata=metadata, chunking=chunking,
+                chunk_documents(text, name=name, source=source, metadata=metadata, chunking=chunking,
                                 extra={"page": number}, first_chunk=len(docs))
             )
     if not docs:
@@ -82,49 +85,98 @@ def read_pdf(path: Path, *, name: str, metadata: dict[str, Any], chunking: Chunk
     return docs
 
 
-class _TextExtractor(HTMLParser):
-    _SKIP = {"script", "style", "noscript", "head"}
-    _BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article", "pre"}
+def html_to_text(markup: str | bytes, encoding: str | None = None) -> str:
+    """The readable text of an HTML page: scripts, styles and other non-text removed, one blank
+    line between blocks. Bytes are decoded with ``encoding``, else as the page itself declares."""
+    from bs4 import BeautifulSoup
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skipping = 0
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag in self._SKIP:
-            self._skipping += 1
-        elif tag in self._BLOCK:
-            self.parts.append("\n\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._SKIP and self._skipping:
-            self._skipping -= 1
-        elif tag in self._BLOCK:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skipping:
-            self.parts.append(data)
+    soup = BeautifulSoup(markup, "html.parser", from_encoding=encoding if isinstance(markup, bytes) else None)
+    for tag in soup(["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]):
+        tag.decompose()
+    for tag in soup.find_all(_BLOCKS):  # blocks become paragraphs; inline markup joins its text
+        tag.insert_before("\n\n")
+        tag.insert_after("\n\n")
+    for tag in soup.find_all("br"):
+        tag.replace_with("\n")
+    text = re.sub(r"[ \t\r\f\v]+", " ", soup.get_text())
+    text = re.sub(r" *\n *", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def html_to_text(markup: str) -> str:
-    parser = _TextExtractor()
-    parser.feed(markup)
-    text = html.unescape("".join(parser.parts))
-    text = re.sub(r"[ \t]+", " ", text)
-    return re.sub(r"\n\s*\n\s*", "\n\n", text).strip()
+_BLOCKS = ["p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "section", "article",
+           "header", "footer", "nav", "aside", "main", "pre", "blockquote", "dl", "dt", "dd", "figure", "form"]
 
 
-def _from_response(url: str, status: int, content_type: str, body: str, *, name: str | None,
+# how a response is read, by media type; generic types fall through to the extension, then the bytes
+_BY_MEDIA_TYPE = {"application/pdf": "pdf", "application/x-pdf": "pdf", "text/html": "html",
+                  "application/xhtml+xml": "html", "text/markdown": "text", "text/x-markdown": "text",
+                  "text/plain": "text"}
+_GENERIC = {"", "application/octet-stream", "binary/octet-stream", "application/download", "application/force-download"}
+_BY_EXTENSION = {".pdf": "pdf", ".html": "html", ".htm": "html", ".md": "text", ".markdown": "text", ".txt": "text",
+                 ".text": "text", ".rst": "text"}
+
+
+def _kind(url: str, media_type: str, content: bytes) -> str | None:
+    """pdf | html | text, from the Content-Type, else the URL's extension, else the bytes' magic."""
+    if media_type in _BY_MEDIA_TYPE:
+        return _BY_MEDIA_TYPE[media_type]
+    if media_type.startswith("text/"):
+        return "text"
+    if media_type not in _GENERIC:
+        return None  # a type the server is explicit about and we do not read (an image, a zip, ...)
+    path = urlsplit(url).path.lower()
+    extension = path[path.rfind("."):] if "." in path.rsplit("/", 1)[-1] else ""
+    if extension in _BY_EXTENSION:
+        return _BY_EXTENSION[extension]
+    head = content[:1024].lstrip().lower()
+    if head.startswith(b"%pdf-"):
+        return "pdf"
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "html"
+    return None
+
+
+def _decode(url: str, content: bytes, charset: str | None) -> str:
+    """Text in the charset the server declares; without one, UTF-8, else the best guess."""
+    if charset:
+        try:
+            return content.decode(charset)
+        except LookupError:
+            raise ReaderError(f"{url}: the server declares an unknown charset {charset!r}") from None
+        except UnicodeDecodeError as exc:
+            raise ReaderError(f"{url}: the text is not valid {charset} as the server declares ({exc.reason} at "
+                              f"byte {exc.start})") from None
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError:
+        from bs4 import UnicodeDammit
+
+        guessed = UnicodeDammit(content, ["utf-8", "windows-1252", "iso-8859-1"]).unicode_markup
+        if guessed is None:
+            raise ReaderError(f"{url}: the text's encoding cannot be determined; the server declares none") from None
+        return guessed
+
+
+def _from_response(url: str, status: int, content_type: str, content: bytes, *, name: str | None,
                    metadata: dict[str, Any], chunking: ChunkingStrategy) -> list[Document]:
     if status >= 400:
         raise ReaderError(f"{url}: the server answered HTTP {status}")
-    text = html_to_text(body) if "html" in content_type else body
+    media_type, _, parameters = content_type.partition(";")
+    media_type = media_type.strip().lower()
+    charset = next((p.split("=", 1)[1].strip().strip('"\'') for p in parameters.split(";")
+                    if p.strip().lower().startswith("charset=")), None)
+    kind = _kind(url, media_type, content)
+    default_name = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] or url
+    name = name or (default_name.rsplit(".", 1)[0] if kind == "pdf" and "." in default_name else default_name)
+    if kind is None:
+        raise ReaderError(f"{url}: cannot read content of type {content_type or '(none declared)'!r}: rag-core reads "
+                          "PDF, HTML, markdown and plain text")
+    if kind == "pdf":
+        return read_pdf(url, name=name, metadata=metadata, chunking=chunking, data=content)
+    text = html_to_text(content, charset) if kind == "html" else _decode(url, content, charset)
     if not text.strip():
         raise ReaderError(f"{url}: the page has no text")
-    default_name = url.rstrip("/").rsplit("/", 1)[-1] or url
-    return chunk_documents(text, name=name or default_name, source=url, metadata=metadata, chunking=chunking)
+    return chunk_documents(text, name=name, source=url, metadata=metadata, chunking=chunking)
 
 
 def read_url(url: str, *, name: str | None, metadata: dict[str, Any], chunking: ChunkingStrategy, timeout: float = 30.0) -> list[Document]:
@@ -134,7 +186,7 @@ def read_url(url: str, *, name: str | None, metadata: dict[str, Any], chunking: 
         response = httpx2.get(url, follow_redirects=True, timeout=timeout)
     except httpx2.HTTPError as exc:
         raise ReaderError(f"{url}: could not be fetched ({type(exc).__name__}: {exc})") from exc
-    return _from_response(url, response.status_code, response.headers.get("content-type", ""), response.text,
+    return _from_response(url, response.status_code, response.headers.get("content-type", ""), response.content,
                           name=name, metadata=metadata, chunking=chunking)
 
 
@@ -145,5 +197,5 @@ async def aread_url(url: str, client: Any, *, name: str | None, metadata: dict[s
         response = await client.get(url, follow_redirects=True)
     except httpx2.HTTPError as exc:
         raise ReaderError(f"{url}: could not be fetched ({type(exc).__name__}: {exc})") from exc
-    return _from_response(url, response.status_code, response.headers.get("content-type", ""), response.text,
+    return _from_response(url, response.status_code, response.headers.get("content-type", ""), response.content,
                           name=name, metadata=metadata, chunking=chunking)

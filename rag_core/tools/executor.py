@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from rag_core.text import without_surrogates
 from rag_core.messages import Message, ToolCall
 from rag_core.tools.context import RunContext
 from rag_core.tools.function import Function
@@ -99,9 +100,9 @@ def prepare(
 
 def _finish(execution: ToolExecution, started: float, value: Any = None, error: Exception | None = None) -> ToolExecution:
     if error is not None:  # a failing tool is reported to the model, not raised
-        execution.error = _error_text(execution.name, error)
+        execution.error = without_surrogates(_error_text(execution.name, error), f"the error of tool {execution.name!r}")
     else:
-        execution.result = result_text(value)
+        execution.result = without_surrogates(result_text(value), f"the output of tool {execution.name!r}")
     execution.duration = time.perf_counter() - started
     return execution
 

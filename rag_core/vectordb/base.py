@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_core.document import Document
 from rag_core.errors import RagCoreError
+from rag_core.text import without_surrogates
 from rag_core.vectordb.fusion import reciprocal_rank_fusion
 from rag_core.vectordb.search_type import SearchType
 
@@ -99,8 +100,21 @@ class VectorDb(ABC):
                     doc.embedding = [float(x) for x in vector]
         return docs
 
+    @staticmethod
+    def _clean(documents: list[Document]) -> list[Document]:
+        """Text that is not valid Unicode is repaired before anything hashes or stores it (rag_core.text)."""
+        for doc in documents:
+            label = doc.name or doc.id or "(unnamed)"
+            doc.content = without_surrogates(doc.content, f"the text of document {label!r}")
+            doc.meta_data = {k: without_surrogates(v, f"meta_data[{k!r}] of document {label!r}") if isinstance(v, str) else v
+                             for k, v in doc.meta_data.items()}
+            if doc.name is not None:
+                doc.name = without_surrogates(doc.name, "a document name")
+        return documents
+
     def insert(self, documents: list[Document], progress: bool = False) -> int:
         """Store the documents not present yet (by id); returns how many were added."""
+        documents = self._clean(documents)
         candidates = {(d.id or d.content_hash): d for d in documents}
         existing = self._existing_ids(list(candidates))
         new = self._prepare([d for i, d in candidates.items() if i not in existing], progress)
@@ -111,14 +125,14 @@ class VectorDb(ABC):
 
     def upsert(self, documents: list[Document], progress: bool = False) -> int:
         """Store the documents, replacing any with the same id."""
-        docs = self._prepare(documents, progress)
+        docs = self._prepare(self._clean(documents), progress)
         if docs:
             self._write(docs, upsert=True)
         return len(docs)
 
     def replace(self, name: str, documents: list[Document], progress: bool = False) -> int:
         """Replace every document called ``name`` by ``documents``, atomically."""
-        docs = self._prepare(documents, progress)
+        docs = self._prepare(self._clean(documents), progress)
         self._write(docs, replace_name=name, upsert=True)
         return len(docs)
 

@@ -23,6 +23,9 @@ def _stemmer() -> Any:
         return None
 
 
+_NOTHING_INDEXED = False  # an index built over no indexable word: every query ranks nothing
+
+
 class BM25Index:
     def __init__(self, k1: float = 1.5, b: float = 0.75, stem: bool = True,
                  load_texts: Callable[[], dict[str, str]] | None = None) -> None:
@@ -70,9 +73,13 @@ class BM25Index:
         import bm25s
 
         self._ids = sorted(self._texts)
+        tokenized = self._tokenize([self._texts[i] for i in self._ids], True) if self._ids else None
+        if tokenized is None or not tokenized.vocab:
+            # no documents, or none with a word to index (stop words only): nothing can match
+            self._index = _NOTHING_INDEXED
+            return
         self._index = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
-        if self._ids:
-            self._index.index(self._tokenize([self._texts[i] for i in self._ids], True), show_progress=False)
+        self._index.index(tokenized, show_progress=False)
 
     # ------------------------------------------------------------- persistence
     def save(self, folder: Path) -> None:
@@ -82,7 +89,7 @@ class BM25Index:
         folder.mkdir(parents=True, exist_ok=True)
         manifest = folder / "ids.json"
         manifest.unlink(missing_ok=True)  # no manifest = no valid index while we write
-        if self._ids:
+        if self._index is not _NOTHING_INDEXED:
             self._index.save(str(folder))
         manifest.write_text(json.dumps({"ids": self._ids, "k1": self.k1, "b": self.b, "stemmed": self._uses_stemmer()}))
 
@@ -99,9 +106,16 @@ class BM25Index:
             return False
         self._ids = list(manifest["ids"])
         self._texts = {}
-        self._index = bm25s.BM25.load(str(folder)) if self._ids else None
         if not self._ids:
             self._index = None
+            return True
+        try:
+            self._index = bm25s.BM25.load(str(folder))
+        except Exception:
+            # the files beside the manifest are damaged or missing (bm25s raises whatever its
+            # readers raise): the collection is the truth, so rebuild from it rather than fail
+            self._ids, self._index = [], None
+            return False
         return True
 
     def rank(self, query: str, depth: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
@@ -110,6 +124,8 @@ class BM25Index:
             if not self._texts:
                 return []
             self._build()
+        if self._index is _NOTHING_INDEXED or not self._ids:
+            return []
         tokens = self._tokenize([query], False)[0]
         if not tokens:
             return []

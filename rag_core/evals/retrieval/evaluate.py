@@ -32,10 +32,12 @@ class RetrieverResult:
     query_ms_p50: float
     query_ms_p95: float
     rankings: dict[str, list[str]] = field(default_factory=dict)
+    empty_documents: int = 0  # documents with no text: not indexed, still relevant where judged so
 
     def summary(self) -> dict[str, Any]:
         return {
             "suite": self.suite, "retriever": self.retriever, "metrics": self.metrics,
+            "empty_documents": self.empty_documents,
             "per_query": self.per_query, "recall_curve": self.recall_curve,
             "index_seconds": self.index_seconds, "query_ms_p50": self.query_ms_p50, "query_ms_p95": self.query_ms_p95,
         }
@@ -91,9 +93,13 @@ def _reranker(target: str | None) -> Any:
 
 def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, embedder: Any,
                   pg_url: Callable[[], str]) -> RetrieverResult:
-    store = build_store(retriever, embedder, len(dataset.corpus), suite.depth, pg_url)
+    # real corpora hold documents with no text (BEIR: empty title and text), sometimes judged
+    # relevant: no store can index them, so they stay out and count as relevant-but-unretrievable
+    documents = [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items() if text.strip()]
+    store = build_store(retriever, embedder, len(documents), suite.depth, pg_url)
     started = time.perf_counter()
-    store.insert([Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items()])
+    if documents:
+        store.insert(documents)
     first_query = next(iter(dataset.queries.values()))
     store.rank(first_query, suite.depth)  # lazy index building counts as indexing
     index_seconds = time.perf_counter() - started
@@ -124,4 +130,5 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         query_ms_p50=statistics.median(timings),
         query_ms_p95=timings[int(0.95 * (len(timings) - 1))],
         rankings=rankings,
+        empty_documents=len(dataset.corpus) - len(documents),
     )

@@ -23,6 +23,9 @@ def table(results: list[dict[str, Any]]) -> list[str]:
                 f"{r['retriever']:<22}" + "".join(f"{r['metrics'][m]:>14.4f}" for m in metrics)
                 + f"{r['index_seconds']:>9.2f}{r['query_ms_p50']:>14.2f}"
             )
+        empty = max(r.get("empty_documents", 0) for r in rows)
+        if empty:
+            lines.append(f"{empty} empty document(s) not indexed (they count as relevant but unretrievable)")
         lines.append("")
     return lines
 
