@@ -15,12 +15,18 @@ will have), adds the new documents, removes the old ones, and deletes the journa
 the collection next finds an unfinished journal and finishes it when every new document made it
 in (roll forward), or removes the new documents otherwise (roll back): either way the source is
 complete, old or new. Everything Chroma could refuse is validated before the first write.
+
+Several processes may share a persistent folder: opening (Chroma creates its database on first
+use, and two processes creating it at once collide) and every write take one file lock beside
+the collections, and a write re-checks inside the lock which documents are already there, so
+two processes ingesting the same corpus store one copy and each reports what it really added.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +127,28 @@ class ChromaDb(VectorDb):
         self._collection: Any = None
         self._bm25: BM25Index | None = None
         self._batch_size = batch_size  # at most Chroma's own maximum
+        self._file_lock: Any = None
 
     # ----------------------------------------------------------- connection
+    def _lock(self) -> Any:
+        """The folder's cross-process lock (re-entrant within this store); none for an in-memory client."""
+        if not self.persistent_client:
+            return nullcontext()
+        if self._file_lock is None:
+            from filelock import FileLock
+
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._file_lock = FileLock(str(self.path / ".rag_core.lock"))
+        return self._file_lock
+
     @property
     def collection(self) -> Any:
+        if self._collection is None:
+            with self._lock():
+                self._open()
+        return self._collection
+
+    def _open(self) -> None:
         if self._collection is None:
             chromadb = require("chromadb", extra="chroma", feature="ChromaDb")
             from chromadb.config import Settings
@@ -142,7 +166,6 @@ class ChromaDb(VectorDb):
             )
             self._batch = min(self._batch_size or client.get_max_batch_size(), client.get_max_batch_size())
             self._recover()
-        return self._collection
 
     @property
     def _bm25_folder(self) -> Path:
@@ -219,15 +242,26 @@ class ChromaDb(VectorDb):
             write(ids=[d.id for d in batch], documents=[d.content for d in batch],
                   embeddings=[d.embedding for d in batch], metadatas=metadatas[start : start + self._batch])
 
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
+    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int:
+        with self._lock():
+            return self._write_locked(documents, replace_name, upsert)
+
+    def _write_locked(self, documents: list[Document], replace_name: str | None, upsert: bool) -> int:
         self._check_dimensions(documents)
+        if self._bm25 is not None and len(self._bm25) != self.count():
+            self._bm25 = None  # another process wrote since: reload (and check) the saved index
+        if replace_name is None and not upsert:
+            present = self._existing_ids([d.id for d in documents])  # inside the lock: what another process added
+            documents = [d for d in documents if d.id not in present]
+            if not documents:
+                return 0
         metadatas = self._records(documents)
         index = self._keyword_index()
         if replace_name is None:
             self._add(documents, metadatas, upsert)
             index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
             self._save_keyword_index(index)
-            return
+            return len(documents)
         old = self.collection.get(where={_NAME: {"$eq": replace_name}}, include=[])["ids"]
         new = [d.id for d in documents]
         journal = {"name": replace_name, "old": old, "new": new}
@@ -242,6 +276,7 @@ class ChromaDb(VectorDb):
         index.remove(old)
         index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
         self._save_keyword_index(index)
+        return len(documents)
 
     def _finish(self, journal: dict[str, Any]) -> None:
         keep = set(journal["new"])
@@ -280,6 +315,10 @@ class ChromaDb(VectorDb):
         self._bm25 = None  # checked against the collection's ids, and rebuilt, on next use
 
     def _delete(self, ids: list[str] | None, name: str | None, save: bool = True) -> int:
+        with self._lock():
+            return self._delete_locked(ids, name, save)
+
+    def _delete_locked(self, ids: list[str] | None, name: str | None, save: bool) -> int:
         doomed: list[str] = list(self._existing_ids(ids)) if ids else []
         if name is not None:
             doomed += self.collection.get(where={_NAME: {"$eq": name}}, include=[])["ids"]

@@ -1,0 +1,195 @@
+"""Crash safety, proven: for every persistent store a writer is killed (SIGKILL) mid-ingestion;
+the store opens, holds a consistent set, and ingesting the same corpus again adds exactly what
+is missing. Two processes ingesting one corpus at once store one copy of each document."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rag_core import Document
+from tests.fakes import HashEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+DELAYS = [0.05, 0.2, 0.5]
+
+STORES = {
+    "chroma": "ChromaDb('crash', path=target, persistent_client=True, embedder=HashEmbedder(), search_type='hybrid', "
+              "batch_size=50)",
+    "pgvector": "PgVector(target.split('|')[1], db_url=target.split('|')[0], embedder=HashEmbedder(), search_type='hybrid')",
+}
+
+INGEST = """
+import sys, time
+from rag_core import Document
+from rag_core.vectordb import ChromaDb, PgVector
+from tests.fakes import HashEmbedder
+target, mode = sys.argv[1], sys.argv[2]
+store = {store}
+corpus = [Document(content=f"recipe {{i}}: fry garlic and shallots {{i}}") for i in range(3000)]
+if mode == "kill":
+    store.count()  # opened (and the table or collection created) before the clock starts
+    print("ready", flush=True)
+    for start in range(0, len(corpus), 100):  # one write per 100 documents, as a reader of many files would
+        store.insert(corpus[start:start + 100])
+else:
+    store._prepare(corpus)  # embed first, so the two processes meet at the write
+    while time.time() < float(mode):
+        time.sleep(0.001)
+    print(store.insert(corpus), flush=True)
+"""
+
+
+def corpus() -> list[Document]:
+    return [Document(content=f"recipe {i}: fry garlic and shallots {i}") for i in range(3000)]
+
+
+def spawn(script: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def kill_after(process: subprocess.Popen[str], delay: float) -> None:
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready", process.stderr.read() if process.stderr else ""
+    time.sleep(delay)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def open_store(kind: str, target: str):
+    from rag_core.vectordb import ChromaDb, PgVector  # noqa: F401  (named in STORES)
+
+    return eval(STORES[kind], {"ChromaDb": ChromaDb, "PgVector": PgVector, "HashEmbedder": HashEmbedder, "target": target})
+
+
+@pytest.fixture(params=["chroma", "pgvector"])
+def target(request, tmp_path):
+    if request.param == "chroma":
+        return request.param, str(tmp_path / "chroma")
+    url = request.getfixturevalue("pg_url")
+    return request.param, f"{url}|crash_{os.getpid()}_{time.time_ns() % 10**9}"
+
+
+@pytest.mark.parametrize("delay", DELAYS)
+def test_a_store_killed_mid_ingestion_reopens_consistent_and_re_ingestion_adds_the_rest(target, delay):
+    kind, where = target
+    kill_after(spawn(INGEST.format(store=STORES[kind]), where, "kill"), delay)
+    store = open_store(kind, where)
+    try:
+        before = store.count()
+        print(f"{kind} killed after {delay} s with {before} of 3000 stored")
+        assert 0 <= before <= 3000
+        # no half document: every stored row is one whole document of the corpus
+        texts = {d.content for d in corpus()}
+        found = store.search("garlic shallots", 5000)
+        assert len(found) == before and all(d.content in texts for d in found)  # keyword index agrees with the store
+        added = store.insert(corpus())
+        assert added == 3000 - before and store.count() == 3000
+        assert store.insert(corpus()) == 0
+    finally:
+        if kind == "pgvector":
+            store.drop()
+            store.close()
+
+
+def test_two_processes_ingesting_one_corpus_into_chroma_store_one_copy(tmp_path):
+    where = str(tmp_path / "chroma")
+    start_at = str(time.time() + 5)
+    processes = [spawn(INGEST.format(store=STORES["chroma"]), where, start_at) for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]
+    assert sum(int(out) for out, _ in outputs) == 3000
+    store = open_store("chroma", where)
+    assert store.count() == 3000 and len(store.search("garlic shallots", 5000)) == 3000
+
+
+# ------------------------------------------------------------------ SqliteDb
+SESSIONS = """
+import sys
+from rag_core.db import SqliteDb
+from rag_core.messages import Message
+db = SqliteDb(sys.argv[1])
+print("ready", flush=True)
+n = 0
+while True:
+    n += 1
+    db.save_run("s", None, "agent", f"run-{n}", "completed",
+                [Message(role="user", content=f"question {n} " * 50)] + [Message(role="assistant", content=f"a{n}-{i}") for i in range(19)],
+                {"runs": n})
+"""
+
+
+@pytest.mark.parametrize("delay", DELAYS)
+def test_sqlite_killed_mid_write_keeps_whole_runs_and_goes_on(tmp_path, delay):
+    from rag_core.db import SqliteDb
+    from rag_core.messages import Message
+
+    db_file = tmp_path / "agents.db"
+    kill_after(spawn(SESSIONS, str(db_file)), delay)
+    with sqlite3.connect(db_file) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        per_run = conn.execute("SELECT run_id, count(*) FROM messages GROUP BY run_id").fetchall()
+    db = SqliteDb(str(db_file))
+    runs = db.runs("s")
+    print(f"sqlite killed after {delay} s with {len(runs)} runs stored")
+    assert runs and all(count == 20 for _, count in per_run) and len(per_run) == len(runs)
+    assert db.load_session_state("s") == {"runs": len(runs)}  # the state of the last whole run
+    db.save_run("s", None, "agent", "after-the-crash", "completed", [Message(role="user", content="again")], None)
+    assert db.runs("s")[-1] == ("after-the-crash", "completed")
+
+
+# ------------------------------------------------------------------ EmbeddingCache
+CACHE = """
+import sys, time
+from rag_core.embedder import EmbeddingCache
+from tests.fakes import HashEmbedder
+folder, mode = sys.argv[1], sys.argv[2]
+cache = EmbeddingCache(HashEmbedder(), folder, mode="record")
+texts = [f"recipe {i}: fry garlic" for i in range(3000)]
+if mode == "kill":
+    texts = [f"recipe {i}: fry garlic" for i in range(20000)]  # every save rewrites the cache: it slows down
+    print("ready", flush=True)
+    for start in range(0, len(texts), 100):
+        cache.embed(texts[start:start + 100])
+else:
+    while time.time() < float(mode):
+        time.sleep(0.001)
+    cache.embed(texts)
+    print(len(cache), flush=True)
+"""
+
+
+@pytest.mark.parametrize("delay", DELAYS)
+def test_an_embedding_cache_killed_mid_recording_records_only_the_rest(tmp_path, delay):
+    from rag_core.embedder import EmbeddingCache
+
+    folder = tmp_path / "cache"
+    kill_after(spawn(CACHE, str(folder), "kill"), delay)
+    embedder = HashEmbedder()
+    cache = EmbeddingCache(embedder, folder, mode="record")
+    before = len(cache)
+    print(f"cache killed after {delay} s with {before} of 20000 recorded")
+    texts = [f"recipe {i}: fry garlic" for i in range(20000)]
+    cache.embed(texts)
+    assert sum(n for n, _ in embedder.calls) == 20000 - before  # only the missing texts were embedded
+    assert len(EmbeddingCache(HashEmbedder(), folder, mode="replay")) == 20000
+
+
+def test_two_processes_recording_one_cache_end_with_every_vector_once(tmp_path):
+    import json
+
+    folder = tmp_path / "cache"
+    start_at = str(time.time() + 4)
+    processes = [spawn(CACHE, str(folder), start_at) for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]
+    meta = json.loads((folder / "meta.json").read_text())
+    keys = (folder / meta["files"]["keys"]).read_text().split()
+    assert len(keys) == len(set(keys)) == 3000
