@@ -5,19 +5,15 @@ is missing. Two processes ingesting one corpus at once store one copy of each do
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from rag_core import Document
 from tests.fakes import HashEmbedder
+from tests.processes import kill_after, spawn
 
-ROOT = Path(__file__).resolve().parents[1]
 DELAYS = [0.05, 0.2, 0.5]
 
 STORES = {
@@ -31,6 +27,7 @@ import sys, time
 from rag_core import Document
 from rag_core.vectordb import ChromaDb, PgVector
 from tests.fakes import HashEmbedder
+from tests.processes import kill_after, spawn
 target, mode = sys.argv[1], sys.argv[2]
 store = {store}
 corpus = [Document(content=f"recipe {{i}}: fry garlic and shallots {{i}}") for i in range(3000)]
@@ -49,18 +46,6 @@ else:
 
 def corpus() -> list[Document]:
     return [Document(content=f"recipe {i}: fry garlic and shallots {i}") for i in range(3000)]
-
-
-def spawn(script: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
-def kill_after(process: subprocess.Popen[str], delay: float) -> None:
-    assert process.stdout is not None and process.stdout.readline().strip() == "ready", process.stderr.read() if process.stderr else ""
-    time.sleep(delay)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
 
 
 def open_store(kind: str, target: str):
@@ -150,6 +135,7 @@ CACHE = """
 import sys, time
 from rag_core.embedder import EmbeddingCache
 from tests.fakes import HashEmbedder
+from tests.processes import kill_after, spawn
 folder, mode = sys.argv[1], sys.argv[2]
 cache = EmbeddingCache(HashEmbedder(), folder, mode="record")
 texts = [f"recipe {i}: fry garlic" for i in range(3000)]

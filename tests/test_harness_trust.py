@@ -4,10 +4,6 @@ every case, and every hint the harness prints is a command that works (each is r
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +17,7 @@ import openai  # noqa: E402,F401
 import vcr  # noqa: E402,F401
 
 from tests.golden_project import project, record, run_hint  # noqa: E402,F401  (project: a fixture)
+from tests.processes import kill_after, spawn  # noqa: E402
 
 
 def files_of(project: pytest.Pytester) -> dict[str, bytes]:
@@ -152,11 +149,7 @@ def test_a_killed_writer_leaves_a_whole_file(tmp_path, delay):
     target = tmp_path / "golden.yaml"
     target.write_bytes(b"O" * 10)
     size = 8_000_000
-    process = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(size)], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-    time.sleep(delay)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    kill_after(spawn(WRITER, str(target), str(size)), delay)
     data = target.read_bytes()
     assert data == b"O" * 10 or data in (b"A" * size, b"B" * size)
 
@@ -181,13 +174,7 @@ def test_a_killed_embedding_cache_writer_leaves_a_readable_cache(tmp_path, delay
 
     folder = tmp_path / "cache"
     EmbeddingCache(HashEmbedder(), folder, mode="record").embed(["first"])
-    root = Path(__file__).resolve().parents[1]
-    process = subprocess.Popen([sys.executable, "-c", CACHE_WRITER, str(folder)], stdout=subprocess.PIPE, text=True,
-                               cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
-    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-    time.sleep(delay)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    kill_after(spawn(CACHE_WRITER, str(folder)), delay)
     cache = EmbeddingCache(HashEmbedder(), folder, mode="replay")  # loads: the manifest names complete files
     assert numpy.allclose(cache.embed(["first"]), HashEmbedder().embed(["first"]), atol=1e-6)
     meta = json.loads((folder / "meta.json").read_text())

@@ -145,39 +145,20 @@ def test_bad_chunking_settings_are_refused():
         ChunkingStrategy(chunk_size=10, overlap=10)
 
 
-def test_ainsert_many_fetches_urls_concurrently_and_inserts_the_rest():
+def test_ainsert_many_fetches_urls_concurrently_and_inserts_the_rest(site):
     import asyncio
 
-    pages = {"/a": "<p>Pad thai uses tamarind.</p>", "/b": "<p>Tom kha uses galangal.</p>"}
-
-    class Pages(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = pages[self.path].encode()
-            self.send_response(200)
-            self.send_header("content-type", "text/html")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}"
     knowledge = Knowledge()
-    try:
-        added = asyncio.run(knowledge.ainsert_many([{"text": "Green curry uses basil.", "name": "curry"}],
-                                                   urls=[f"{base}/a", f"{base}/b"]))
-    finally:
-        server.shutdown()
-        server.server_close()
+    added = asyncio.run(knowledge.ainsert_many([{"text": "Green curry uses basil.", "name": "curry"}],
+                                               urls=[f"{site}/a", f"{site}/b"]))
     assert added == 3
-    assert knowledge.search("galangal", max_results=1)[0].meta_data["source"] == f"{base}/b"
+    assert knowledge.search("galangal", max_results=1)[0].meta_data["source"] == f"{site}/b"
 
 
 # ---------------------------------------------------------------- what a URL serves decides how it is read
 PAGES = {
+    "/a": ("text/html", b"<p>Pad thai uses tamarind.</p>"),
+    "/b": ("text/html", b"<p>Tom kha uses galangal.</p>"),
     "/ThaiRecipes.pdf": ("application/pdf", minimal_pdf(["Pad thai uses tamarind.", "Tom kha uses galangal."])),
     "/download/ThaiRecipes.pdf": ("application/octet-stream", minimal_pdf(["Pad thai uses tamarind."])),
     "/download/file": ("application/octet-stream", minimal_pdf(["Green curry uses basil."])),
@@ -192,8 +173,6 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def site():
-    import threading
-
     class Pages(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
             content_type, body = PAGES[self.path]

@@ -3,10 +3,6 @@ state or the new one, complete."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,9 +11,7 @@ import pytest
 from rag_core import Document
 from rag_core.vectordb import ChromaDb, VectorDbError
 from tests.fakes import HashEmbedder
-
-ROOT = Path(__file__).resolve().parents[1]
-
+from tests.processes import kill_after, spawn
 
 def chroma(path: Path, batch_size: int | None = None) -> ChromaDb:
     return ChromaDb("src-docs", path=str(path), persistent_client=True, embedder=HashEmbedder(),
@@ -85,12 +79,7 @@ print("done", flush=True)
 
 @pytest.mark.parametrize("delay", [0.0, 0.15, 0.4, 0.8, 1.5])
 def test_a_replace_killed_at_any_point_leaves_the_old_or_the_new_source_complete(tmp_path, delay):
-    process = subprocess.Popen([sys.executable, "-c", REPLACER, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-    time.sleep(delay)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    kill_after(spawn(REPLACER, str(tmp_path)), delay)
     store = chroma(tmp_path)
     assert versions(store) in ({"old": 300}, {"new": 600})
     assert not store._journal.exists()
@@ -158,9 +147,7 @@ def test_three_processes_creating_and_filling_one_table_at_once_store_one_copy_e
 
     table = f"race_{uuid.uuid4().hex[:8]}"
     start_at = time.time() + 4
-    processes = [subprocess.Popen([sys.executable, "-c", CONCURRENT_INSERT, pg_url, table, str(start_at)], cwd=ROOT,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env={**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(3)]
+    processes = [spawn(CONCURRENT_INSERT, pg_url, table, str(start_at)) for _ in range(3)]
     results = [p.communicate(timeout=120) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in results]
     reported = [int(out.strip()) for out, _ in results]
