@@ -50,7 +50,7 @@ def test_every_part_in_order_with_exact_separators(knowledge):
         "\n<your_role>\nCook\n</your_role>\n\n"
         "- Be brief.\n- Cite the book.\n\n"
         "<additional_information>\n- Use markdown to format your answers.\n"
-        "- The current time is 2026-01-02 03:04:05.\n- Your name is: Chef.\n</additional_information>\n\n"
+        "- The current time is 2026-01-02 03:04:05.678901.\n- Your name is: Chef.\n</additional_information>\n\n"
         + REASONING_INSTRUCTIONS
         + "\n<expected_output>\nA recipe.\n</expected_output>\n\n"
         "Kitchen is small.\n" + KNOWLEDGE_SEARCH_BLOCK
@@ -109,7 +109,7 @@ def test_no_system_message_when_nothing_applies(knowledge):
 
 def test_the_datetime_comes_from_the_injected_clock():
     message = Agent(add_datetime_to_context=True, clock=lambda: FROZEN).get_system_message()
-    assert message == "<additional_information>\n- The current time is 2026-01-02 03:04:05.\n</additional_information>"
+    assert message == "<additional_information>\n- The current time is 2026-01-02 03:04:05.678901.\n</additional_information>"
 
 
 # ---------------------------------------------------------------- properties

@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime
 from typing import Any, AsyncIterator, Callable, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from rag_core.agent.driver import adrive, drive
 from rag_core.agent.events import RunCompleted, RunEvent
@@ -43,6 +43,8 @@ class Agent(BaseModel):
     markdown: bool = False
     add_name_to_context: bool = False
     add_datetime_to_context: bool = False
+    datetime_format: str | None = None  # strftime format; without one the time reads as str(datetime)
+    timezone_identifier: str | None = None  # an IANA zone, e.g. "Etc/UTC" or "Europe/Paris"
     resolve_in_context: bool = True
     system_message: str | None = None
 
@@ -70,6 +72,33 @@ class Agent(BaseModel):
     def _store(self) -> Any:
         return self.db if self.db is not None else self._memory_db
 
+    @field_validator("timezone_identifier")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {value!r} (use an IANA name such as 'Europe/Paris')") from None
+        return value
+
+    def _now(self) -> datetime:
+        """The current time for the prompt: from the injected clock (goldens freeze it) or the
+        machine's, in ``timezone_identifier`` when given (a naive clock value is read as that zone's)."""
+        zone = None
+        if self.timezone_identifier is not None:
+            from zoneinfo import ZoneInfo
+
+            zone = ZoneInfo(self.timezone_identifier)
+        if self.clock is None:
+            return datetime.now(zone)
+        now = self.clock()
+        if zone is None:
+            return now
+        return now.replace(tzinfo=zone) if now.tzinfo is None else now.astimezone(zone)
+
     @model_validator(mode="after")
     def _check(self) -> Agent:
         if self.add_knowledge_to_context and self.knowledge is None:
@@ -93,7 +122,7 @@ class Agent(BaseModel):
         """The system message the next run will send (None when nothing applies)."""
         if self.system_message is not None:
             return self.system_message
-        now = (self.clock or datetime.now)() if self.add_datetime_to_context else None
+        now = self._now() if self.add_datetime_to_context else None
         return build_system_message(
             description=self.description,
             role=self.role,
@@ -101,6 +130,7 @@ class Agent(BaseModel):
             use_instruction_tags=self.use_instruction_tags,
             markdown=self.markdown,
             now=now,
+            datetime_format=self.datetime_format,
             name=self.name if self.add_name_to_context else None,
             tool_instructions=toolkit_instructions(self.tools),
             session_state=self.session_state,

@@ -53,6 +53,7 @@ def build_system_message(
     use_instruction_tags: bool = False,
     markdown: bool = False,
     now: datetime | None = None,
+    datetime_format: str | None = None,
     name: str | None = None,
     tool_instructions: Iterable[str] = (),
     session_state: Mapping[str, Any] | None = None,
@@ -80,7 +81,8 @@ def build_system_message(
     if markdown:
         info.append("Use markdown to format your answers.")
     if now is not None:
-        info.append(f"The current time is {now.strftime('%Y-%m-%d %H:%M:%S')}.")
+        # Agno's rendering: str(datetime) (microseconds and offset when present) unless a format is given
+        info.append(f"The current time is {now.strftime(datetime_format) if datetime_format else now}.")
     if name:
         info.append(f"Your name is: {name}.")
     if info:

@@ -39,7 +39,11 @@ class VectorDb(ABC):
         hybrid_rrf_k: int = 60,
         reranker: Any = None,
         candidate_depth: int | None = None,
+        name: str | None = None,
+        description: str | None = None,
     ) -> None:
+        self.name = name  # a label, as Agno's stores take it; the table or collection is named apart
+        self.description = description
         default = SearchType.hybrid if embedder is not None else SearchType.keyword
         self.search_type = SearchType(search_type) if search_type is not None else default
         if self.search_type is not SearchType.keyword and embedder is None:

@@ -100,6 +100,8 @@ class ChromaDb(VectorDb):
     def __init__(
         self,
         collection: str,
+        name: str | None = None,
+        description: str | None = None,
         path: str = "tmp/chromadb",
         persistent_client: bool = False,
         embedder: Any = None,
@@ -118,7 +120,7 @@ class ChromaDb(VectorDb):
             )
         if not _COLLECTION_NAME.match(collection):
             raise VectorDbError(f"invalid Chroma collection name {collection!r}: use 3-512 letters, digits, '.', '_' or '-'")
-        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth)
+        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self.collection_name = collection
         self.path = Path(path)
         self.persistent_client = persistent_client

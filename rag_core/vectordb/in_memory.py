@@ -18,8 +18,8 @@ from rag_core.vectordb.similarity import SIMILARITY_PRECISION, cosine_scores, no
 
 class InMemoryVectorDb(VectorDb):
     def __init__(self, embedder: Any = None, search_type: Any = None, hybrid_rrf_k: int = 60, reranker: Any = None,
-                 candidate_depth: int | None = None) -> None:
-        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth)
+                 candidate_depth: int | None = None, name: str | None = None, description: str | None = None) -> None:
+        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self._docs: dict[str, Document] = {}
         self._bm25 = BM25Index()
         self._matrix: Any = None

@@ -75,8 +75,10 @@ class PgVector(VectorDb):
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
         text_search_config: str = "english",
+        name: str | None = None,
+        description: str | None = None,
     ) -> None:
-        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth)
+        super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self.table_name = _identifier("table name", table_name, _INDEX_SUFFIXES)
         self.schema = _identifier("schema name", schema)
         self.text_search_config = _identifier("text search configuration", text_search_config)
