@@ -5,6 +5,12 @@ from typing import Any
 
 import pytest
 
+# pytester's in-process runs (the harness meta-tests) drop modules first imported inside them; a
+# later import then makes new exception classes that httpx2's error mapping no longer recognises
+# (a raw httpcore2.ConnectError instead of httpx2.ConnectError). Import the HTTP stack first.
+import httpcore2  # noqa: E402,F401
+import httpx2  # noqa: E402,F401
+
 from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core import Agent, Knowledge
 from rag_core.models import OpenAIChat, OpenAIResponses

@@ -59,3 +59,22 @@ def test_the_current_time_renders_as_agno_renders_it(clock, options, shown):
 def test_an_unknown_time_zone_is_refused_at_construction():
     with pytest.raises(ValidationError, match="(?s)timezone_identifier.*unknown time zone 'Mars/Olympus'"):
         Agent(timezone_identifier="Mars/Olympus")
+
+
+@pytest.mark.parametrize(("header", "value"), [("x-request-id", "req_openai_1"), ("apim-request-id", "azure-apim-1")])
+def test_provider_errors_carry_the_request_id_of_openai_and_azure(header, value):
+    import httpx2
+
+    from rag_core.errors import ModelProviderError
+    from rag_core.messages import Message
+    from rag_core.models import OpenAIResponses
+
+    def answer(request):
+        return httpx2.Response(429, json={"error": {"message": "slow down", "type": "rate_limit_error"}},
+                               headers={header: value})
+
+    model = OpenAIResponses(id="gpt-5.2", api_key="test", max_retries=0,
+                            http_client=httpx2.Client(transport=httpx2.MockTransport(answer)))
+    with pytest.raises(ModelProviderError) as failure:
+        model.invoke(model.build_request([Message(role="user", content="hi")], []))
+    assert failure.value.request_id == value and failure.value.status_code == 429

@@ -187,3 +187,33 @@ def test_real_and_emulated_responses_streams_accumulate_alike():
         text = "".join(p.text for e in events for p in accumulator.feed(e) if isinstance(p, TextDelta))
         results.append((text, accumulator.result().content))
     assert results[0] == results[1] == ("2 + 2 equals 4.", "2 + 2 equals 4.")
+
+
+def test_reasoning_items_go_back_before_the_calls_they_preceded_with_item_ids():
+    """The real gpt-5 stream (include=reasoning.encrypted_content): the next round's input carries
+    the reasoning item (id and encrypted content) right before its function_call, whose item id is sent."""
+    from rag_core.messages import Message
+    from rag_core.models.openai_responses import REASONING_ITEMS
+    from rag_core.evals.harness.sdk_types import validate_responses_body
+
+    name = "openai/responses_stream_reasoning_tool_call_gpt-5.yaml"
+    model = OpenAIResponses(id="gpt-5", api_key="sk-test", max_retries=0, store=False,
+                            include=["reasoning.encrypted_content"])
+    first = model.build_request([Message(role="user", content=USER[0].content)], [], stream=True)
+    assert first["store"] is False and first["include"] == ["reasoning.encrypted_content"]
+    with replay(name):
+        _, response = _stream(model, first)
+    completed = sse_events(name)[-1]["response"]["output"]
+    recorded_reasoning, recorded_call = completed[0], completed[1]
+    assistant = response.to_message()
+    [kept] = assistant.provider_data[REASONING_ITEMS]
+    assert kept["before_call"] == recorded_call["call_id"]
+    tool = Message(role="tool", content="6666", tool_call_id=recorded_call["call_id"])
+    second = model.build_request([Message(role="user", content="Calculate 100 * 200 / 3"), assistant, tool], [])
+    assert [item.get("type", item.get("role")) for item in second["input"]] == [
+        "user", "reasoning", "function_call", "function_call_output"]
+    reasoning, call = second["input"][1], second["input"][2]
+    assert reasoning == {"type": "reasoning", "id": recorded_reasoning["id"], "summary": [],
+                         "encrypted_content": recorded_reasoning["encrypted_content"]}
+    assert call["id"] == recorded_call["id"] and call["call_id"] == recorded_call["call_id"]
+    validate_responses_body(second)  # the SDK's own request types accept the items as sent

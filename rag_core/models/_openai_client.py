@@ -116,7 +116,8 @@ def translate_error(exc: Exception) -> Exception:
             message,
             provider="openai",
             status_code=exc.status_code,
-            request_id=exc.request_id,
+            # OpenAI sends x-request-id (the SDK's request_id); Azure OpenAI's gateway apim-request-id
+            request_id=exc.request_id or exc.response.headers.get("apim-request-id"),
             body=body,
         )
     if isinstance(exc, openai.APIConnectionError):

@@ -1,9 +1,12 @@
 """OpenAI Responses API adapter (``POST /v1/responses``).
 
 Stateless by default: every round replays the whole conversation, with tool calls as
-``function_call`` items and their results as ``function_call_output`` items. With
-``use_previous_response_id=True`` the server keeps the conversation instead and each
-round sends only what is new since the last response.
+``function_call`` items (with their item ids) and their results as ``function_call_output``
+items. Reasoning items (id, summary, and ``encrypted_content`` when ``include`` asks for it)
+are kept on the assistant message and sent back just before the function calls they preceded,
+so a reasoning model keeps its context between rounds even with ``store=False`` (zero data
+retention). With ``use_previous_response_id=True`` the server keeps the conversation instead
+and each round sends only what is new since the last response.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from rag_core.models.openai_base import OpenAIModel
 
 if TYPE_CHECKING:
     from rag_core.tools.function import Function
+
+
+# provider_data key of an assistant message: [{"item": <reasoning item as sent back>, "before_call": call_id}]
+REASONING_ITEMS = "reasoning_items"
 
 
 def responses_tool(fn: Function) -> dict[str, Any]:
@@ -39,10 +46,15 @@ def responses_input(messages: list[Message], system_role: str = "developer") -> 
         elif m.role == "assistant":
             if m.content:
                 items.append({"role": "assistant", "content": m.content})
+            reasoning = m.provider_data.get(REASONING_ITEMS) or []
             for call in m.tool_calls:
-                items.append(
-                    {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
-                )
+                # reasoning that came right before this call in the response goes back right before it
+                items += [dict(r["item"]) for r in reasoning if r.get("before_call") == call.id]
+                item: dict[str, Any] = {"type": "function_call", "call_id": call.id, "name": call.name,
+                                        "arguments": call.arguments}
+                if call.provider_data.get("item_id"):
+                    item["id"] = call.provider_data["item_id"]
+                items.append(item)
         elif m.role == "tool":
             items.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content or ""})
     return items
@@ -52,6 +64,7 @@ def responses_input(messages: list[Message], system_role: str = "developer") -> 
 class OpenAIResponses(OpenAIModel):
     max_output_tokens: int | None = None
     use_previous_response_id: bool = False
+    include: list[str] | None = None  # e.g. ["reasoning.encrypted_content"] (with store=False)
 
     def build_request(
         self, messages: list[Message], tools: list[Function], *, stream: bool = False
@@ -64,7 +77,7 @@ class OpenAIResponses(OpenAIModel):
             body["tools"] = [responses_tool(f) for f in tools]
         if previous_id is not None:
             body["previous_response_id"] = previous_id
-        self._common_options(body, bool(tools), ("temperature", "top_p", "max_output_tokens", "store"))
+        self._common_options(body, bool(tools), ("temperature", "top_p", "max_output_tokens", "store", "include"))
         if self.reasoning_effort is not None:
             body["reasoning"] = {"effort": self.reasoning_effort}
         if stream:
@@ -119,6 +132,8 @@ def parse_response(response: Any) -> ModelResponse:
     texts: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
+    reasoning_items: list[dict[str, Any]] = []  # each tied to the function call that follows it
+    waiting: list[dict[str, Any]] = []
     for item in get_field(response, "output") or []:
         kind = get_field(item, "type")
         if kind == "message":
@@ -129,18 +144,30 @@ def parse_response(response: Any) -> ModelResponse:
                 elif part_type == "refusal":
                     texts.append(get_field(part, "refusal") or "")
         elif kind == "function_call":
+            call_id = get_field(item, "call_id")
             calls.append(
                 ToolCall(
-                    id=get_field(item, "call_id"),
+                    id=call_id,
                     name=get_field(item, "name"),
                     arguments=get_field(item, "arguments") or "",
                     provider_data={"item_id": get_field(item, "id")},
                 )
             )
+            reasoning_items += [{"item": r, "before_call": call_id} for r in waiting]
+            waiting = []
         elif kind == "reasoning":
-            for summary in get_field(item, "summary") or []:
+            summaries = get_field(item, "summary") or []
+            for summary in summaries:
                 reasoning.append(get_field(summary, "text") or "")
+            kept: dict[str, Any] = {"type": "reasoning", "id": get_field(item, "id"),
+                                    "summary": [{"type": "summary_text", "text": get_field(s, "text") or ""} for s in summaries]}
+            if get_field(item, "encrypted_content"):
+                kept["encrypted_content"] = get_field(item, "encrypted_content")
+            waiting.append(kept)
     response_id = get_field(response, "id")
+    data: dict[str, Any] = {"response_id": response_id} if response_id else {}
+    if reasoning_items:  # reasoning before a final text answer is not needed again: only before calls
+        data[REASONING_ITEMS] = reasoning_items
     return ModelResponse(
         content="".join(texts) if texts else None,
         tool_calls=calls,
@@ -148,7 +175,7 @@ def parse_response(response: Any) -> ModelResponse:
         response_id=response_id,
         model=get_field(response, "model"),
         reasoning="\n\n".join(reasoning) if reasoning else None,
-        provider_data={"response_id": response_id} if response_id else {},
+        provider_data=data,
     )
 
 
