@@ -21,17 +21,31 @@ class OpenAIConnection:
     timeout: float | None = None
     max_retries: int = 2
     default_headers: dict[str, str] | None = None
+    # Azure OpenAI: any of these selects the SDK's Azure client (which reads AZURE_OPENAI_ENDPOINT,
+    # OPENAI_API_VERSION and AZURE_OPENAI_API_KEY for what is not given here)
+    azure_endpoint: str | None = None
+    azure_deployment: str | None = None
+    api_version: str | None = None
     _client: Any = field(default=None, init=False, repr=False, compare=False)
     _async_client: Any = field(default=None, init=False, repr=False, compare=False)
 
+    @property
+    def _azure(self) -> bool:
+        return any(v is not None for v in (self.azure_endpoint, self.azure_deployment, self.api_version))
+
     def _kwargs(self) -> dict[str, Any]:
-        api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
+        variable = "AZURE_OPENAI_API_KEY" if self._azure else "OPENAI_API_KEY"
+        api_key = self.api_key or os.environ.get(variable)
         if not api_key:
             raise ModelProviderError(
-                "no API key: pass api_key=... to the model or set OPENAI_API_KEY",
+                f"no API key: pass api_key=... to the model or set {variable}",
                 provider="openai",
             )
         kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": self.max_retries}
+        if self._azure:
+            for key in ("azure_endpoint", "azure_deployment", "api_version"):
+                if getattr(self, key) is not None:
+                    kwargs[key] = getattr(self, key)
         if self.base_url is not None:
             kwargs["base_url"] = self.base_url
         if self.organization is not None:
@@ -51,7 +65,7 @@ class OpenAIConnection:
                 kwargs["http_client"] = self.http_client
             else:
                 kwargs["http_client"] = _shared_http_client()
-            self._client = openai.OpenAI(**kwargs)
+            self._client = (openai.AzureOpenAI if self._azure else openai.OpenAI)(**kwargs)
         return self._client
 
     def async_client(self) -> Any:
@@ -65,7 +79,7 @@ class OpenAIConnection:
                 # an async connection pool belongs to one event loop, so it is not shared;
                 # the TLS context (the costly part) is
                 kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=_shared_tls_context())
-            self._async_client = openai.AsyncOpenAI(**kwargs)
+            self._async_client = (openai.AsyncAzureOpenAI if self._azure else openai.AsyncOpenAI)(**kwargs)
         return self._async_client
 
 
