@@ -11,6 +11,11 @@ import pytest
 import httpcore2  # noqa: E402,F401
 import httpx2  # noqa: E402,F401
 
+try:  # lancedb's native module may be initialised only once per process (a second init panics)
+    import lancedb  # noqa: E402,F401
+except ImportError:  # the light install has no lancedb; its tests are not run there
+    pass
+
 from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core import Agent, Knowledge
 from rag_core.models import OpenAIChat, OpenAIResponses

@@ -20,12 +20,13 @@ STORES = {
     "chroma": "ChromaDb('crash', path=target, persistent_client=True, embedder=HashEmbedder(), search_type='hybrid', "
               "batch_size=50)",
     "pgvector": "PgVector(target.split('|')[1], db_url=target.split('|')[0], embedder=HashEmbedder(), search_type='hybrid')",
+    "lancedb": "LanceDb(uri=target, table_name='crash', embedder=HashEmbedder(), search_type='hybrid')",
 }
 
 INGEST = """
 import sys, time
 from rag_core import Document
-from rag_core.vectordb import ChromaDb, PgVector
+from rag_core.vectordb import ChromaDb, LanceDb, PgVector
 from tests.fakes import HashEmbedder
 from tests.processes import kill_after, spawn
 target, mode = sys.argv[1], sys.argv[2]
@@ -49,15 +50,16 @@ def corpus() -> list[Document]:
 
 
 def open_store(kind: str, target: str):
-    from rag_core.vectordb import ChromaDb, PgVector  # noqa: F401  (named in STORES)
+    from rag_core.vectordb import ChromaDb, LanceDb, PgVector
 
-    return eval(STORES[kind], {"ChromaDb": ChromaDb, "PgVector": PgVector, "HashEmbedder": HashEmbedder, "target": target})
+    names = {"ChromaDb": ChromaDb, "LanceDb": LanceDb, "PgVector": PgVector, "HashEmbedder": HashEmbedder, "target": target}
+    return eval(STORES[kind], names)
 
 
-@pytest.fixture(params=["chroma", "pgvector"])
+@pytest.fixture(params=["chroma", "lancedb", "pgvector"])
 def target(request, tmp_path):
-    if request.param == "chroma":
-        return request.param, str(tmp_path / "chroma")
+    if request.param in ("chroma", "lancedb"):
+        return request.param, str(tmp_path / request.param)
     url = request.getfixturevalue("pg_url")
     return request.param, f"{url}|crash_{os.getpid()}_{time.time_ns() % 10**9}"
 
@@ -84,14 +86,15 @@ def test_a_store_killed_mid_ingestion_reopens_consistent_and_re_ingestion_adds_t
             store.close()
 
 
-def test_two_processes_ingesting_one_corpus_into_chroma_store_one_copy(tmp_path):
-    where = str(tmp_path / "chroma")
+@pytest.mark.parametrize("kind", ["chroma", "lancedb"])
+def test_two_processes_ingesting_one_corpus_into_an_embedded_store_store_one_copy(tmp_path, kind):
+    where = str(tmp_path / kind)
     start_at = str(time.time() + 5)
-    processes = [spawn(INGEST.format(store=STORES["chroma"]), where, start_at) for _ in range(2)]
+    processes = [spawn(INGEST.format(store=STORES[kind]), where, start_at) for _ in range(2)]
     outputs = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]
     assert sum(int(out) for out, _ in outputs) == 3000
-    store = open_store("chroma", where)
+    store = open_store(kind, where)
     assert store.count() == 3000 and len(store.search("garlic shallots", 5000)) == 3000
 
 

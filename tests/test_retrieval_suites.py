@@ -188,3 +188,21 @@ def test_empty_documents_stay_out_of_the_index_are_reported_once_and_count_as_un
     report = json.loads((pytester.path / "out" / "retrieval.json").read_text())["results"][0]
     assert report["empty_documents"] == 2
     assert report["per_query"]["recall@10"] == {"q1": 0.5, "q2": 1.0}  # d2 is relevant but cannot be retrieved
+
+
+def test_lancedb_retrievers_run_in_a_suite_and_exact_search_matches_the_memory_store(project):
+    cache = project.path / "cassettes" / "embeddings" / "kitchen-minilm"
+    shutil.copytree(ROOT / "cassettes" / "embeddings" / "kitchen-minilm", cache)
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(
+        "name: mini\ndataset: {judged: fixtures/retrieval/kitchen/queries.yaml}\n"
+        "embedder: {kind: local, id: all-MiniLM-L6-v2, cache: cassettes/embeddings/kitchen-minilm}\n"
+        "depth: 20\nmetrics: [ndcg@10, recall@20]\n"
+        "retrievers:\n  - {name: dense, store: memory, search_type: vector}\n"
+        "  - {name: dense_lancedb, store: lancedb, search_type: vector}\n"
+        "  - {name: bm25_lancedb, store: lancedb, search_type: keyword}\n"
+        "  - {name: hybrid_lancedb, store: lancedb, search_type: hybrid}\n"
+        "thresholds: {bm25_lancedb: {ndcg@10: 0.5}}\n"
+        "identical: [[dense, dense_lancedb]]\n")
+    result = project.runpytest("evals", "-p", "no:randomly")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["*suite mini*", "dense_lancedb *"])

@@ -234,3 +234,23 @@ def test_damaged_bm25_files_beside_an_intact_collection_are_rebuilt(tmp_path, da
             path.write_text("{garbage") if damage == "garbage" else path.unlink()
     reopened = ChromaDb("docs", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(), search_type="keyword")
     assert [d.content for d in reopened.search("curry", 3)] == ["green curry paste"]
+
+
+# ------------------------------------------------------------------ LanceDb
+def test_a_lancedb_table_folder_left_by_a_killed_creation_is_made_anew(tmp_path):
+    from rag_core.vectordb import LanceDb
+
+    (tmp_path / "docs.lance" / "_versions").mkdir(parents=True)  # created, never committed
+    store = LanceDb(uri=str(tmp_path), table_name="docs", embedder=HashEmbedder(), search_type="hybrid")
+    assert store.insert([Document(content="pad thai with tamarind")]) == 1
+    assert [d.content for d in store.search("tamarind", 3)] == ["pad thai with tamarind"]
+
+
+def test_a_corrupt_lancedb_table_is_a_clear_error_naming_it(tmp_path):
+    from rag_core.vectordb import LanceDb
+
+    LanceDb(uri=str(tmp_path), table_name="docs", embedder=HashEmbedder()).insert([Document(content="pad thai")])
+    for manifest in (tmp_path / "docs.lance" / "_versions").glob("*.manifest"):
+        manifest.write_bytes(b"not a manifest")
+    with pytest.raises(VectorDbError, match=r"LanceDB table 'docs' at .* cannot be opened"):
+        LanceDb(uri=str(tmp_path), table_name="docs", embedder=HashEmbedder()).count()

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_core import Document, Knowledge
-from rag_core.vectordb import ChromaDb, InMemoryVectorDb, PgVector, SearchType, VectorDbError
+from rag_core.vectordb import ChromaDb, InMemoryVectorDb, LanceDb, PgVector, SearchType, VectorDbError
 from tests.fakes import HashEmbedder
 
 RECIPES = [
@@ -34,6 +34,9 @@ def _factory(kind: str, request, tmp_path) -> StoreFactory:
         if kind == "chroma":
             return ChromaDb(f"c-{key}", path=str(tmp_path / "chroma"), persistent_client=True, embedder=embedder,
                             search_type=search_type, **kw)
+        if kind == "lancedb":
+            return LanceDb(uri=str(tmp_path / "lancedb"), table_name=f"l_{key}", embedder=embedder,
+                           search_type=search_type, **kw)
         url = request.getfixturevalue("pg_url")
         store = PgVector(f"t_{key}_{suffix}", db_url=url, embedder=embedder,
                          search_type=search_type, vector_index=None if exact else "hnsw", **kw)
@@ -47,12 +50,12 @@ def _factory(kind: str, request, tmp_path) -> StoreFactory:
     return build
 
 
-@pytest.fixture(params=["memory", "chroma", "pgvector"])
+@pytest.fixture(params=["memory", "chroma", "lancedb", "pgvector"])
 def make_store(request, tmp_path) -> StoreFactory:
     return _factory(request.param, request, tmp_path)
 
 
-@pytest.fixture(params=["chroma", "pgvector"])
+@pytest.fixture(params=["chroma", "lancedb", "pgvector"])
 def make_persistent_store(request, tmp_path) -> StoreFactory:
     return _factory(request.param, request, tmp_path)
 
@@ -189,13 +192,14 @@ def test_exact_vector_search_gives_the_same_top_k_on_every_store(pg_url, tmp_pat
         ChromaDb(f"c-{key}", path=str(tmp_path_factory.mktemp("c")), embedder=HashEmbedder(), search_type="vector",
                  ef_search=500, ef_construction=500),
         PgVector(f"t_{key}", db_url=pg_url, embedder=HashEmbedder(), search_type="vector", vector_index=None),
+        LanceDb(uri=str(tmp_path_factory.mktemp("l")), table_name=f"l_{key}", embedder=HashEmbedder(), search_type="vector"),
     ]
     results = []
     for store in stores:
         store.insert([Document(content=t) for t in corpus])
         results.append([d.content for d in store.search(query, limit)])
     stores[2].drop()
-    assert results[0] == results[1] == results[2]
+    assert results[0] == results[1] == results[2] == results[3]
 
 
 def test_in_memory_refuses_mixed_dimensions():

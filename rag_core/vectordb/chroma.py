@@ -130,6 +130,7 @@ class ChromaDb(VectorDb):
         self._bm25: BM25Index | None = None
         self._batch_size = batch_size  # at most Chroma's own maximum
         self._file_lock: Any = None
+        self._dimensions: int | None = None
 
     # ----------------------------------------------------------- connection
     def _lock(self) -> Any:
@@ -202,8 +203,11 @@ class ChromaDb(VectorDb):
         return found
 
     def _stored_dimensions(self) -> int | None:
-        embeddings = self.collection.peek(1).get("embeddings")
-        return None if embeddings is None or len(embeddings) == 0 else len(embeddings[0])
+        # a collection's vector size is fixed by its first vector, so once known it is kept
+        if self._dimensions is None:
+            embeddings = self.collection.peek(1).get("embeddings")
+            self._dimensions = None if embeddings is None or len(embeddings) == 0 else len(embeddings[0])
+        return self._dimensions
 
     def _check_dimensions(self, documents: list[Document]) -> None:
         stored = self._stored_dimensions()

@@ -69,7 +69,7 @@ def build_embedder(spec: EmbedderSpec, root: Path, mode: str) -> EmbeddingCache:
 
 
 def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, depth: int, pg_url: Callable[[], str]) -> Any:
-    from rag_core.vectordb import ChromaDb, InMemoryVectorDb, PgVector
+    from rag_core.vectordb import ChromaDb, InMemoryVectorDb, LanceDb, PgVector
 
     common = dict(embedder=embedder, search_type=retriever.search_type, hybrid_rrf_k=retriever.hybrid_rrf_k,
                   reranker=_reranker(retriever.reranker), candidate_depth=depth)
@@ -81,6 +81,10 @@ def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, depth
         return ChromaDb(f"eval-{uuid.uuid4().hex[:12]}", embedder=embedder, search_type=retriever.search_type,
                         hybrid_rrf_k=retriever.hybrid_rrf_k, reranker=common["reranker"], candidate_depth=depth,
                         ef_search=ef, ef_construction=max(ef, 100))
+    if retriever.store == "lancedb":
+        import tempfile
+
+        return LanceDb(uri=tempfile.mkdtemp(prefix="rag-core-eval-"), table_name="eval", **common)
     return PgVector(f"eval_{uuid.uuid4().hex[:12]}", db_url=pg_url(), vector_index=None if retriever.exact else "hnsw", **common)
 
 
@@ -116,6 +120,10 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
     if retriever.store == "pgvector":
         store.drop()
         store.close()
+    elif retriever.store == "lancedb":
+        import shutil
+
+        shutil.rmtree(store.uri, ignore_errors=True)
     run = {q: run_from_ranking(r) for q, r in rankings.items()}
     timings.sort()
     curve_metrics = [f"recall@{k}" for k in range(1, suite.depth + 1)]

@@ -50,7 +50,7 @@ class EmbedderSpec(_Strict):
 
 class RetrieverSpec(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    store: Literal["memory", "chroma", "pgvector"] = "memory"
+    store: Literal["memory", "chroma", "lancedb", "pgvector"] = "memory"
     search_type: Literal["vector", "keyword", "hybrid"]
     hybrid_rrf_k: int = Field(60, ge=1)
     exact: bool = True  # pgvector: no HNSW index; chroma: HNSW searched exhaustively
