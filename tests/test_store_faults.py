@@ -254,3 +254,55 @@ def test_a_corrupt_lancedb_table_is_a_clear_error_naming_it(tmp_path):
         manifest.write_bytes(b"not a manifest")
     with pytest.raises(VectorDbError, match=r"LanceDB table 'docs' at .* cannot be opened"):
         LanceDb(uri=str(tmp_path), table_name="docs", embedder=HashEmbedder()).count()
+
+
+# ------------------------------------------------------------------ Chroma server mode
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server (the `chroma run` the chromadb package ships) on loopback."""
+    import shutil
+    import socket
+    import subprocess
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = shutil.which("chroma")
+    assert command, "chromadb's `chroma` command is not installed"
+    server = subprocess.Popen([command, "run", "--path", str(tmp_path_factory.mktemp("chroma-server")),
+                               "--host", "127.0.0.1", "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
+            break
+        except OSError:
+            assert time.time() < deadline and server.poll() is None, "the Chroma server did not start"
+            time.sleep(0.2)
+    yield port
+    server.terminate()
+    server.wait(timeout=30)
+
+
+def test_chroma_server_mode_keeps_keyword_search_right_across_clients(chroma_server):
+    def client(search_type):
+        return ChromaDb("shared", host="127.0.0.1", port=chroma_server, embedder=HashEmbedder(), search_type=search_type)
+
+    writer, reader = client("hybrid"), client("keyword")
+    writer.insert(source("old", 3))
+    assert {d.meta_data["v"] for d in reader.search("garlic", 10)} == {"old"}  # the reader builds its index
+    writer.replace("recipes", source("new", 3))  # another client writes, same count: the reader must notice
+    assert sorted(d.content for d in reader.search("garlic", 10)) == sorted(d.content for d in source("new", 3))
+    other = client("hybrid")
+    other.insert([Document(content="green curry with basil", name="curry")])
+    assert [d.content for d in reader.search("basil curry", 1)] == ["green curry with basil"]
+    assert [d.content for d in writer.search("basil curry", 1)] == ["green curry with basil"]
+    assert writer.count() == reader.count() == 4
+
+
+def test_an_unreachable_chroma_server_is_a_clear_error():
+    store = ChromaDb("shared", host="127.0.0.1", port=9, embedder=HashEmbedder())
+    with pytest.raises(VectorDbError, match="cannot reach the Chroma server at 127.0.0.1:9"):
+        store.count()

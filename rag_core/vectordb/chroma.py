@@ -39,6 +39,7 @@ from rag_core.vectordb.fusion import top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 
 _META = "_rag_meta"
+_GENERATION = "rag_core_generation"  # collection metadata: changes with every rag-core write
 _NAME = "_rag_name"
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
@@ -112,6 +113,10 @@ class ChromaDb(VectorDb):
         ef_search: int = 100,
         ef_construction: int = 100,
         batch_size: int | None = None,
+        host: str | None = None,
+        port: int = 8000,
+        ssl: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> None:
         if embedder is None:
             raise VectorDbError(
@@ -131,11 +136,15 @@ class ChromaDb(VectorDb):
         self._batch_size = batch_size  # at most Chroma's own maximum
         self._file_lock: Any = None
         self._dimensions: int | None = None
+        # server mode: a Chroma server shared by several clients (everything else is unchanged)
+        self.host, self.port, self.ssl, self.headers = host, port, ssl, headers
+        self._generation: str | None = None  # the collection's write token the keyword index was built at
 
     # ----------------------------------------------------------- connection
     def _lock(self) -> Any:
-        """The folder's cross-process lock (re-entrant within this store); none for an in-memory client."""
-        if not self.persistent_client:
+        """The folder's cross-process lock (re-entrant within this store); none for an in-memory
+        client, nor for a server (which orders its clients' writes itself)."""
+        if not self.persistent_client or self.host is not None:
             return nullcontext()
         if self._file_lock is None:
             from filelock import FileLock
@@ -157,11 +166,18 @@ class ChromaDb(VectorDb):
             from chromadb.config import Settings
 
             settings = Settings(anonymized_telemetry=False)
-            client = (
-                chromadb.PersistentClient(path=str(self.path), settings=settings)
-                if self.persistent_client
-                else chromadb.EphemeralClient(settings=settings)
-            )
+            if self.host is not None:
+                try:
+                    client = chromadb.HttpClient(host=self.host, port=self.port, ssl=self.ssl, headers=self.headers,
+                                                 settings=settings)
+                except Exception as exc:  # chromadb raises ValueError, httpx and its own errors here
+                    raise VectorDbError(f"cannot reach the Chroma server at {self.host}:{self.port} "
+                                        f"({type(exc).__name__}: {exc})") from exc
+            elif self.persistent_client:
+                client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+            else:
+                client = chromadb.EphemeralClient(settings=settings)
+            self._client = client
             self._collection = client.get_or_create_collection(
                 self.collection_name,
                 embedding_function=_embedding_function(self.embedder),
@@ -174,18 +190,40 @@ class ChromaDb(VectorDb):
     def _bm25_folder(self) -> Path:
         return self.path / f"{self.collection_name}.bm25"
 
+    def _server_generation(self) -> str:
+        """The collection's write token, as the server has it now, with its count: every rag-core
+        write stamps a new token; the count catches writers that do not."""
+        current = self._client.get_collection(self.collection_name)
+        return f"{(current.metadata or {}).get(_GENERATION)}:{current.count()}"
+
+    def _stamp(self) -> None:
+        """Tell other clients of a server that the collection changed (a new random token)."""
+        if self.host is not None:
+            import uuid
+
+            metadata = {k: v for k, v in (self.collection.metadata or {}).items() if not k.startswith("hnsw:")}
+            self.collection.modify(metadata={**metadata, _GENERATION: uuid.uuid4().hex})
+            self._generation = self._server_generation()
+
     def _keyword_index(self) -> BM25Index:
+        if self.host is not None and self._bm25 is not None and self._server_generation() != self._generation:
+            self._bm25 = None  # another client wrote: rebuild from the collection
         if self._bm25 is None:
             index = BM25Index(load_texts=self._all_texts)
             ids = set(self.collection.get(include=[])["ids"])
-            if not (self.persistent_client and index.load(self._bm25_folder, ids)):
+            if self.host is not None:
+                self._generation = self._server_generation()
+            if not (self.persistent_client and self.host is None and index.load(self._bm25_folder, ids)):
                 index.add(self._all_texts().items())
-                self._save_keyword_index(index)
+                if self.host is None:  # a server's clients build in memory; building is not a write
+                    self._save_keyword_index(index)
             self._bm25 = index
         return self._bm25
 
     def _save_keyword_index(self, index: BM25Index) -> None:
-        if self.persistent_client:
+        if self.host is not None:
+            self._stamp()  # a server's clients keep their indexes in memory: tell them to rebuild
+        elif self.persistent_client:
             index.save(self._bm25_folder)
 
     def _all_texts(self) -> dict[str, str]:
@@ -271,7 +309,7 @@ class ChromaDb(VectorDb):
         old = self.collection.get(where={_NAME: {"$eq": replace_name}}, include=[])["ids"]
         new = [d.id for d in documents]
         journal = {"name": replace_name, "old": old, "new": new}
-        if self.persistent_client:
+        if self.persistent_client and self.host is None:
             write_atomic(self._journal, json.dumps(journal))
         try:
             self._add(documents, metadatas, upsert=True)
@@ -302,7 +340,7 @@ class ChromaDb(VectorDb):
 
     def _recover(self) -> None:
         """Finish or roll back a replace that a crashed process left half done."""
-        if not self.persistent_client or not self._journal.exists():
+        if not self.persistent_client or self.host is not None or not self._journal.exists():
             return
         try:
             journal = json.loads(self._journal.read_text(encoding="utf-8"))
