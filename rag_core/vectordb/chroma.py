@@ -314,28 +314,23 @@ class ChromaDb(VectorDb):
         try:
             self._add(documents, metadatas, upsert=True)
         except BaseException:
-            self._roll_back(journal)  # in this process; a killed process is rolled back on the next open
+            self._close_journal(journal, forward=False)  # in this process; a killed process is rolled back on the next open
             raise
-        self._finish(journal)
+        self._close_journal(journal, forward=True)
         index.remove(old)
         index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
         self._save_keyword_index(index)
         return len(documents)
 
-    def _finish(self, journal: dict[str, Any]) -> None:
-        keep = set(journal["new"])
-        doomed = [i for i in journal["old"] if i not in keep]
+    def _close_journal(self, journal: dict[str, Any], forward: bool) -> None:
+        """Finish a replace (remove the old documents not in the new source), or roll it back
+        (remove the new documents that were not there before), then drop the journal."""
+        # ids are content hashes, so a new document that kept an old id holds the old content:
+        # rolling back removes only the ids that were not there before, which restores the old source
+        keep = set(journal["new"] if forward else journal["old"])
+        doomed = [i for i in (journal["old"] if forward else journal["new"]) if i not in keep]
         for start in range(0, len(doomed), self._batch):
             self.collection.delete(ids=doomed[start : start + self._batch])
-        self._journal.unlink(missing_ok=True)
-
-    def _roll_back(self, journal: dict[str, Any]) -> None:
-        # ids are content hashes, so a new document that kept an old id holds the old content:
-        # removing only the ids that were not there before restores the old source
-        before = set(journal["old"])
-        added = [i for i in journal["new"] if i not in before]
-        for start in range(0, len(added), self._batch):
-            self.collection.delete(ids=added[start : start + self._batch])
         self._journal.unlink(missing_ok=True)
 
     def _recover(self) -> None:
@@ -353,9 +348,9 @@ class ChromaDb(VectorDb):
         for start in range(0, len(journal["new"]), 1000):
             present.update(self._collection.get(ids=journal["new"][start : start + 1000], include=[])["ids"])
         if present == set(journal["new"]):
-            self._finish(journal)
+            self._close_journal(journal, forward=True)
         else:
-            self._roll_back(journal)
+            self._close_journal(journal, forward=False)
         self._bm25 = None  # checked against the collection's ids, and rebuilt, on next use
 
     def _delete(self, ids: list[str] | None, name: str | None, save: bool = True) -> int:
