@@ -69,9 +69,8 @@ def _serve(args: argparse.Namespace) -> int:
     # without a script every model call gets one fixed answer, so any SDK can be pointed at it
     server.load(turns, seed="rag-core-emulator", then=None if args.script else ScriptedTurn(text=NO_SCRIPT_REPLY))
     url = server.url
-    print(f"rag-core emulator on {url} ({len(turns)} scripted turn(s)" if args.script else
-          f"rag-core emulator on {url} (no script: every model call gets a fixed answer)", end="")
-    print(")" if args.script else "")
+    script = f"{len(turns)} scripted turn(s)" if args.script else "no script: every model call gets a fixed answer"
+    print(f"rag-core emulator on {url} ({script})")
     print(f"  OPENAI_BASE_URL={url}/v1  CO_API_URL={url}  GOOGLE_GEMINI_BASE_URL={url}")
     print("Stop with Ctrl-C.", flush=True)
     stopped = threading.Event()

@@ -55,8 +55,6 @@ class LanceDb(VectorDb):
         name: str | None = None,
         description: str | None = None,
     ) -> None:
-        if embedder is None and search_type not in (None, "keyword"):
-            raise VectorDbError("LanceDb needs an embedder for vector and hybrid search")
         super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self.uri = str(uri)
         self.table_name = table_name

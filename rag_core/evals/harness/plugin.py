@@ -278,8 +278,7 @@ class _Summary:
         from rag_core.evals.harness.paths import shown
 
         entries = list(self.cases.values())
-        count = {k: [e["id"] for e in entries if e[k]] for k in ("failed", "updated", "new", "recorded", "stale")}
-        tokens = sum(e["tokens"] for e in entries)
+        count, tokens = _tally(entries)
         terminalreporter.section("rag-core golden cases")
         terminalreporter.write_line(
             f"{len(entries)} cases, {len(count['failed'])} failed, {len(count['new'])} new goldens, "
@@ -325,9 +324,14 @@ class _Summary:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def _markdown(entries: list[dict[str, Any]], orphans: list[Path]) -> str:
+def _tally(entries: list[dict[str, Any]]) -> tuple[dict[str, list[str]], int]:
+    """The case ids per outcome, and the tokens of all recordings (for the summary and the report)."""
     count = {k: [e["id"] for e in entries if e[k]] for k in ("failed", "updated", "new", "recorded", "stale")}
-    tokens = sum(e["tokens"] for e in entries)
+    return count, sum(e["tokens"] for e in entries)
+
+
+def _markdown(entries: list[dict[str, Any]], orphans: list[Path]) -> str:
+    count, tokens = _tally(entries)
     lines = [
         "## rag-core golden cases",
         "",

@@ -59,7 +59,6 @@ class Replay:
     # (path, body sent now, body recorded) for every replayed request, in order
     pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
     unused: int = 0
-    recording: bool = False
     # (method, path, status) of every interaction recorded in this run
     recorded: list[tuple[str, str, int]] = field(default_factory=list)
     # what the cassette says it was recorded with (target, sdk, date, script digest)
@@ -158,7 +157,7 @@ class CaseRecorder:
         persister = _AtomicPersister()
         recorder.register_persister(persister)
         recorder.register_matcher("json_body", self._body_matcher)
-        replay = Replay(recording=recording)
+        replay = Replay()
         try:
             with recorder.use_cassette(str(target), serializer="rag_core") as cassette:
                 replay.recorded_with = dict(cassette.get_metadata("recorded_with", {}))
@@ -229,34 +228,29 @@ def network_blocked() -> Iterator[None]:
     originals = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex", "sendto", "sendmsg")}
     original_getaddrinfo = socket.getaddrinfo
 
-    def refuse(what: str, target: Any) -> None:
-        raise HarnessError(f"network access blocked during replay: {what} {target!r}")
+    def guard(sock: socket.socket, address: Any, what: str) -> None:
+        if address is not None and sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
+            raise HarnessError(f"network access blocked during replay: {what} {address!r}")
 
     def connect(sock: socket.socket, address: Any) -> Any:
-        if sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
-            refuse("connection to", address)
+        guard(sock, address, "connection to")
         return originals["connect"](sock, address)
 
     def connect_ex(sock: socket.socket, address: Any) -> Any:
-        if sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
-            refuse("connection to", address)
+        guard(sock, address, "connection to")
         return originals["connect_ex"](sock, address)
 
     def sendto(sock: socket.socket, data: Any, *args: Any) -> Any:
-        address = args[-1]
-        if sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
-            refuse("datagram to", address)
+        guard(sock, args[-1], "datagram to")
         return originals["sendto"](sock, data, *args)
 
     def sendmsg(sock: socket.socket, buffers: Any, *args: Any) -> Any:
-        address = args[2] if len(args) >= 3 else None
-        if address is not None and sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
-            refuse("message to", address)
+        guard(sock, args[2] if len(args) >= 3 else None, "message to")
         return originals["sendmsg"](sock, buffers, *args)
 
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
         if host is not None and not is_loopback(host):
-            refuse("name resolution of", host)
+            raise HarnessError(f"network access blocked during replay: name resolution of {host!r}")
         return original_getaddrinfo(host, *args, **kwargs)
 
     for name, replacement in (("connect", connect), ("connect_ex", connect_ex), ("sendto", sendto), ("sendmsg", sendmsg)):
