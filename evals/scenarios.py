@@ -36,30 +36,52 @@ def thai_recipes(max_results: int = 10) -> Knowledge:
 
 
 def reasoning_agent(model: Model) -> Agent:
-    """Agentic RAG with ReasoningTools and the two seed instructions (think → search → analyze → answer)."""
+    """Seed scenario 1 as written: agentic RAG with ReasoningTools (think → search → analyze →
+    answer) over LanceDb hybrid search with Cohere embeddings and Cohere reranking. The Cohere
+    clients find their endpoint and key where the SDK looks (CO_API_URL, CO_API_KEY), which the
+    harness points at the emulator while recording; every Cohere call lands in the cassette."""
+    from rag_core.embedder import CohereEmbedder
+    from rag_core.reranker import CohereReranker
+    from rag_core.vectordb import LanceDb, SearchType
+
+    knowledge = Knowledge(
+        vector_db=LanceDb(
+            uri=str(_scratch("lancedb")),
+            table_name="agno_docs",
+            search_type=SearchType.hybrid,
+            embedder=CohereEmbedder(id="embed-v4.0"),
+            reranker=CohereReranker(model="rerank-v3.5"),
+        ),
+    )
+    knowledge.insert(documents=recipe_documents())
     return Agent(
         model=model,
-        knowledge=thai_recipes(),
+        knowledge=knowledge,
+        search_knowledge=True,
         tools=[ReasoningTools(add_instructions=True)],
         instructions=["Include sources in your response.", "Always search your knowledge before answering the question."],
         markdown=True,
     )
 
 
-def gemini_knowledge_agent(model: Model) -> Agent:
-    """Seed scenario 5 as written: Gemini, hybrid Chroma search over Gemini embeddings, SQLite
-    sessions with history, the current time in the prompt. The embedder talks to wherever the
-    model talks (the emulator while recording, the cassette on replay)."""
+def _scratch(what: str) -> Path:
+    """A fresh folder for a store the factory builds (a case starts from an empty store)."""
     import tempfile
 
+    return Path(tempfile.mkdtemp(prefix=f"rag-core-{what}-"))
+
+
+def gemini_knowledge_agent(model: Model) -> Agent:
+    """Seed scenario 5 as written: Gemini, hybrid Chroma search over Gemini embeddings, SQLite
+    sessions with history, the current time in the prompt. The embedder reads its endpoint and key
+    from the google-genai variables, which the harness points at the emulator while recording."""
     from rag_core.db import SqliteDb
     from rag_core.embedder import GeminiEmbedder
     from rag_core.vectordb import ChromaDb, SearchType
 
-    folder = Path(tempfile.mkdtemp(prefix="rag-core-gemini-"))
+    folder = _scratch("gemini")
     agent_db = SqliteDb(db_file=str(folder / "agents.db"))
-    embedder = GeminiEmbedder(id="gemini-embedding-001", dimensions=768,
-                              api_key=getattr(model, "api_key", None), base_url=getattr(model, "base_url", None))
+    embedder = GeminiEmbedder(id="gemini-embedding-001", dimensions=768)
     knowledge = Knowledge(
         vector_db=ChromaDb(collection="thai-recipes", path=str(folder / "chromadb"), persistent_client=True,
                            search_type=SearchType.hybrid, hybrid_rrf_k=60, embedder=embedder),

@@ -29,6 +29,7 @@ from rag_core.evals.credentials import detector
 from rag_core.evals.harness import cassette_format
 from rag_core.evals.harness.errors import HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
+from rag_core.evals.harness.provider_env import DUMMY_KEY
 from rag_core.evals.harness.paths import shown
 
 
@@ -275,4 +276,4 @@ def api_key(provider: str, recording: bool, emulator: bool) -> str:
                 "or pass --emulator to record against the built-in emulator"
             )
         return key
-    return "rag-core-replay-key"
+    return DUMMY_KEY

@@ -16,6 +16,7 @@ from rag_core.evals.harness import hints
 from rag_core.evals.harness.case import GoldenCase, load_expect
 from rag_core.evals.harness.errors import RecordingFailed, UnrecordedRequestError
 from rag_core.evals.harness.observe import normalize, observe
+from rag_core.evals.harness.provider_env import provider_environment
 from rag_core.evals.harness.recorder import CaseRecorder, api_key, network_blocked
 from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
 from rag_core.evals.harness.yaml_dump import dump
@@ -141,7 +142,8 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     model = build_model(case.model, emulator_url=emulator_url, api_key=key,
                         timeout=settings.record_timeout if recording else None)
     guard = network_blocked() if (settings.block_network or not recording) else nullcontext()
-    with guard, recorder.use(_sdk_version(PROVIDER[case.model.api])) as replay:
+    environment = provider_environment(emulator_url, recording)
+    with guard, environment, recorder.use(_sdk_version(PROVIDER[case.model.api])) as replay:
         # built inside the cassette: a factory may call providers too (embedding a corpus)
         agent = build_agent(case, model, settings.fixtures_dir)
         outputs, error = _run_turns(agent, case)
