@@ -167,3 +167,36 @@ def test_show_full_reasoning_streams_each_step_and_the_models_summary_as_they_ha
                                                "Response", "stir-fried noodle dish")]
     assert order == sorted(order), text
     assert text.count("Step 1: Plan") == 1  # shown once, when it happened, not again after the answer
+
+
+@pytest.mark.parametrize(("module", "names"), [
+    ("rag_core.knowledge.embedder.openai", ["OpenAIEmbedder"]),
+    ("rag_core.knowledge.embedder.cohere", ["CohereEmbedder"]),
+    ("rag_core.knowledge.embedder.google", ["GeminiEmbedder"]),
+    ("rag_core.knowledge.reranker.cohere", ["CohereReranker"]),
+    ("rag_core.models.openai", ["OpenAIResponses", "OpenAIChat"]),
+    ("rag_core.models.google", ["Gemini"]),
+    ("rag_core.vectordb.pgvector", ["PgVector", "SearchType"]),
+    ("rag_core.vectordb.lancedb", ["LanceDb", "SearchType"]),
+    ("rag_core.vectordb.chroma", ["ChromaDb", "SearchType"]),
+    ("rag_core.vectordb.search", ["SearchType"]),
+    ("rag_core.knowledge.knowledge", ["Knowledge"]),
+    ("rag_core.db.sqlite", ["SqliteDb"]),
+    ("rag_core.tools.reasoning", ["ReasoningTools"]),
+])
+def test_agno_module_paths_name_the_same_classes(module, names):
+    """``from agno.X import Y`` becomes ``from rag_core.X import Y``: the same class as rag_core's own."""
+    import importlib
+
+    import rag_core
+    import rag_core.embedder
+    import rag_core.models
+    import rag_core.reranker
+    import rag_core.vectordb
+
+    canonical = {**vars(rag_core.embedder), **vars(rag_core.models), **vars(rag_core.reranker),
+                 **vars(rag_core.vectordb), "Knowledge": rag_core.Knowledge, "SqliteDb": SqliteDb,
+                 "ReasoningTools": __import__("rag_core.tools", fromlist=["ReasoningTools"]).ReasoningTools}
+    aliased = importlib.import_module(module)
+    for name in names:
+        assert getattr(aliased, name) is canonical[name], f"{module}.{name}"

@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-import http.server
 import re
-import threading
 from pathlib import Path
 
 import pytest
@@ -12,32 +10,11 @@ from hypothesis import strategies as st
 from rag_core import Knowledge
 from rag_core.knowledge.chunking import ChunkingStrategy
 from rag_core.knowledge.readers import ReaderError, html_to_text
+from tests.documents import minimal_pdf, serve
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
 
 
-def minimal_pdf(pages: list[str]) -> bytes:
-    """A valid PDF with one line of Helvetica text per page (enough for pypdf to extract)."""
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
-    kids = []
-    for text in pages:
-        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-        page_id, content_id = len(objects) + 1, len(objects) + 2
-        kids.append(f"{page_id} 0 R")
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
-                       f"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>")
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream")
-    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
 
 
 def test_pdf_chunks_keep_name_source_page_and_chunk(tmp_path):
@@ -90,21 +67,10 @@ def test_a_url_is_replayed_from_its_cassette():
 
 
 def test_failing_urls_are_clear_errors():
-    class NotFound(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(404)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), NotFound)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/missing"
-    with pytest.raises(ReaderError, match="answered HTTP 404"):
-        Knowledge().insert(url=url)
-    server.shutdown()
-    server.server_close()
+    with serve({}) as site:  # every path answers 404
+        url = f"{site}/missing"
+        with pytest.raises(ReaderError, match="answered HTTP 404"):
+            Knowledge().insert(url=url)
     with pytest.raises(ReaderError, match="could not be fetched"):
         Knowledge().insert(url=url)
 
@@ -173,22 +139,8 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def site():
-    class Pages(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            content_type, body = PAGES[self.path]
-            self.send_response(200)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve(PAGES) as url:
+        yield url
 
 
 @pytest.mark.parametrize(("path", "texts", "page"), [

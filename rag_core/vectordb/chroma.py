@@ -37,6 +37,10 @@ from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
 from rag_core.vectordb.bm25_index import BM25Index
 from rag_core.vectordb.fusion import top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
+from rag_core.vectordb.search_type import SearchType
+
+# SearchType too: Agno programs import it from here (from agno.vectordb.chroma import ChromaDb, SearchType)
+__all__ = ["ChromaDb", "SearchType"]
 
 _META = "_rag_meta"
 _GENERATION = "rag_core_generation"  # collection metadata: changes with every rag-core write

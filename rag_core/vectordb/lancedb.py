@@ -31,6 +31,10 @@ from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError, matches
 from rag_core.vectordb.fusion import top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
+from rag_core.vectordb.search_type import SearchType
+
+# SearchType too: Agno programs import it from here (from agno.vectordb.lancedb import LanceDb, SearchType)
+__all__ = ["LanceDb", "SearchType"]
 
 
 def _quoted(value: str) -> str:

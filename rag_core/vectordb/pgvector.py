@@ -21,6 +21,10 @@ from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
 from rag_core.vectordb.fusion import top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
+from rag_core.vectordb.search_type import SearchType
+
+# SearchType too: Agno programs import it from here (from agno.vectordb.pgvector import PgVector, SearchType)
+__all__ = ["PgVector", "SearchType"]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 # PostgreSQL keeps the first 63 bytes of a name; index names are the table's plus these

@@ -1,0 +1,5 @@
+"""Agno's ``agno.knowledge.reranker.cohere``."""
+
+from rag_core.reranker.cohere import CohereReranker
+
+__all__ = ["CohereReranker"]

@@ -1,0 +1,5 @@
+"""Agno's ``agno.models.google``."""
+
+from rag_core.models.gemini import Gemini
+
+__all__ = ["Gemini"]
