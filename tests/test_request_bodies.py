@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rag_core.evals.harness.sdk_types import validate_chat_body, validate_responses_body
@@ -126,3 +128,54 @@ def test_build_request_is_pure(knowledge):
     agent = Agent(model=OpenAIResponses(id="gpt-5.2"), knowledge=knowledge, tools=[ReasoningTools(add_instructions=True)])
     assert agent.build_request("q") == agent.build_request("q")
     assert agent.session_state is None  # nothing was run
+
+
+# ---------------------------------------------------------------- the body goes on the wire as built
+def _wire(send: object, model_class: type, body: dict, asynchronous: bool = False) -> tuple[bytes, dict[str, str]]:
+    """What reaches the HTTP layer: the request bytes and headers (an in-process transport)."""
+    import asyncio
+
+    import httpx2
+
+    from rag_core.evals.emulator.provider import ScriptedProvider
+
+    seen: list[httpx2.Request] = []
+    provider = ScriptedProvider([{"text": "ok"}], seed="wire")
+    transport = provider.transport()
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return transport.handle_request(request)
+
+    model = model_class(id="gpt-5.2", api_key="sk-wire", max_retries=0,
+                        http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
+    result = send(model, body)
+    if hasattr(result, "__next__"):
+        list(result)
+    (request,) = seen
+    headers = {k: v for k, v in request.headers.items() if not k.startswith("x-stainless-retry")}
+    return request.read(), headers
+
+
+@pytest.mark.parametrize("model_class", [OpenAIResponses, OpenAIChat])
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_body_goes_on_the_wire_as_built_and_as_the_sdk_resource_would_send_it(model_class, stream, knowledge):
+    """Models post their body through the SDK client without the resource's ``create`` (whose
+    TypedDict transform is most of a run's cost). The bytes on the wire are the body exactly as
+    ``build_request`` made it (the golden's order), the same JSON value with the same headers as
+    ``create`` sends (``create`` reorders the keys into its parameter order)."""
+    agent = Agent(model=model_class(id="gpt-5.2", reasoning_effort="low", temperature=0.2), knowledge=knowledge,
+                  tools=[ReasoningTools(add_instructions=True)], instructions=["Cite sources."], markdown=True)
+    body = agent.build_request("What is pad thai?", stream=stream)
+
+    def via_create(model, request):
+        endpoint = model.client().responses if model_class is OpenAIResponses else model.client().chat.completions
+        return endpoint.create(**request)
+
+    def via_model(model, request):
+        return model.invoke_stream(request) if stream else model.invoke(request)
+
+    sent, headers = _wire(via_model, model_class, body)
+    sent_by_create, headers_by_create = _wire(via_create, model_class, body)
+    assert sent == json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    assert json.loads(sent) == json.loads(sent_by_create) and headers == headers_by_create

@@ -66,8 +66,13 @@ class OpenAIChat(OpenAIModel):
         body.update(self.request_params)
         return body
 
-    def _endpoint(self, client: Any) -> Any:
-        return client.chat.completions
+    path = "/chat/completions"
+
+    @staticmethod
+    def _reply_types() -> tuple[type, type]:
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        return ChatCompletion, ChatCompletionChunk
 
     @staticmethod
     def _parse(reply: Any) -> ModelResponse:

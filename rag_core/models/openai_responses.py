@@ -85,8 +85,13 @@ class OpenAIResponses(OpenAIModel):
         body.update(self.request_params)
         return body
 
-    def _endpoint(self, client: Any) -> Any:
-        return client.responses
+    path = "/responses"
+
+    @staticmethod
+    def _reply_types() -> tuple[type, type]:
+        from openai.types.responses import Response, ResponseStreamEvent
+
+        return Response, ResponseStreamEvent
 
     @staticmethod
     def _parse(reply: Any) -> ModelResponse:
