@@ -69,12 +69,6 @@ class OpenAIChat(OpenAIModel):
     path = "/chat/completions"
 
     @staticmethod
-    def _reply_types() -> tuple[type, type]:
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
-
-        return ChatCompletion, ChatCompletionChunk
-
-    @staticmethod
     def _parse(reply: Any) -> ModelResponse:
         return parse_completion(reply)
 

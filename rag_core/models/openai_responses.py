@@ -88,12 +88,6 @@ class OpenAIResponses(OpenAIModel):
     path = "/responses"
 
     @staticmethod
-    def _reply_types() -> tuple[type, type]:
-        from openai.types.responses import Response, ResponseStreamEvent
-
-        return Response, ResponseStreamEvent
-
-    @staticmethod
     def _parse(reply: Any) -> ModelResponse:
         return parse_response(reply)
 
