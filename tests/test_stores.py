@@ -150,6 +150,31 @@ def test_pgvector_rolls_back_a_batch_the_database_refuses(pg_url):
     store.drop()
 
 
+
+def _pg_indexes(store: PgVector) -> set[str]:
+    rows = store._connection().execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", (store.table_name,))
+    return {r[0] for r in rows.fetchall()} - {f"{store.table_name}_pkey"}
+
+
+def test_pgvector_builds_its_indexes_after_the_first_load_and_then_keeps_them(pg_url):
+    """A bulk load into a new table goes in before its indexes (built once, in bulk); later
+    writes insert into the existing indexes, which the HNSW index then serves."""
+    table = f"t_later_{uuid.uuid4().hex[:8]}"
+    store = PgVector(table, db_url=pg_url, embedder=HashEmbedder(), search_type="vector")
+    store._ensure_table(HashEmbedder().dimensions)
+    assert _pg_indexes(store) == set()
+    store.insert([Document(content=f"recipe {n}", name=f"r{n}") for n in range(50)])
+    expected = {f"{table}_{kind}_idx" for kind in ("tsv", "meta", "name", "embedding")}
+    assert _pg_indexes(store) == expected
+    store.insert([Document(content="one more recipe", name="late")])
+    assert _pg_indexes(store) == expected and store.count() == 51
+    with store._connection().transaction():
+        store._connection().execute("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(r[0] for r in store._connection().execute(
+            f"EXPLAIN SELECT id FROM {table} ORDER BY embedding <=> %s::vector LIMIT 5",
+            (str([0.1] * HashEmbedder().dimensions),)).fetchall())
+    assert f"Index Scan using {table}_embedding_idx" in plan
+
 @pytest.mark.parametrize("name", ["docs; DROP TABLE x", "1abc", "a" * 64, "docs\"", "robert'); --"])
 def test_pgvector_refuses_unsafe_table_names(name):
     with pytest.raises(VectorDbError, match="invalid table name"):

