@@ -152,7 +152,10 @@ class VectorDb(ABC):
 
     def rank(self, query: str, limit: int, filters: dict[str, Any] | None = None) -> Ranking:
         """(id, score) pairs, best first, before reranking."""
-        depth = self.depth_for(limit)
+        # a single ranking shown as it is needs no candidates beyond the limit; fusion and a
+        # reranker get a deeper list to work on
+        alone = self.search_type is not SearchType.hybrid and self.reranker is None and self.candidate_depth is None
+        depth = limit if alone else self.depth_for(limit)
         if self.search_type is SearchType.keyword:
             return self._keyword_ranking(query, depth, filters)
         vector = self.embedder.embed([query], "query")[0]  # type: ignore[union-attr]
