@@ -136,3 +136,16 @@ def test_async_runs(emulator, knowledge, stream):
 
     out = asyncio.run(go())
     assert out.content == ANSWER["text"] and provider.requests == out.requests
+
+
+def test_google_genai_clients_are_shared_per_key_endpoint_and_timeout(monkeypatch):
+    from rag_core.models.gemini import gemini_client
+
+    monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)
+    first = gemini_client("key-a", None, "test")
+    assert gemini_client("key-a", None, "test") is first
+    assert gemini_client("key-b", None, "test") is not first
+    assert gemini_client("key-a", "http://127.0.0.1:9", "test") is not first
+    assert gemini_client("key-a", None, "test", timeout=5) is not first
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9")  # read by the SDK at construction
+    assert gemini_client("key-a", None, "test") is not first

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_core.evals.retrieval.metrics import evaluate, parse_metric, per_query, ranked, run_from_ranking
+from rag_core.evals.retrieval.metrics import evaluate, parse_metric, per_query, ranked, recall_curve, run_from_ranking
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -102,3 +102,12 @@ def test_unknown_metrics_are_refused():
         parse_metric("ndcg@0")
     with pytest.raises(ValueError, match="unknown metric 'f1@10'"):
         evaluate(["f1@10"], {}, {})
+
+
+@settings(max_examples=150, deadline=None)
+@given(qrels=qrels_strategy, run=run_strategy, depth=st.integers(1, 25))
+def test_the_recall_curve_is_recall_at_every_k(qrels, run, depth):
+    """One pass per ranking gives what evaluating recall@1..depth one by one gives."""
+    by_metric = evaluate([f"recall@{k}" for k in range(1, depth + 1)], qrels, run)
+    curve = recall_curve(qrels, run, depth)
+    assert curve == pytest.approx([by_metric[f"recall@{k}"] for k in range(1, depth + 1)], abs=1e-12)

@@ -49,3 +49,15 @@ def test_a_cohere_client_built_without_url_or_key_reaches_the_emulator():
         assert len(vectors) == 1 and len(vectors[0]) == 8
     finally:
         server.close()
+
+
+def test_cohere_clients_read_co_api_url_when_built_not_when_the_sdk_was_imported(monkeypatch):
+    import cohere  # noqa: F401 (imported first, with whatever CO_API_URL was then)
+
+    from rag_core.embedder.cohere import cohere_client
+
+    monkeypatch.setenv("CO_API_URL", "http://127.0.0.1:5998")
+    client = cohere_client("key", None, None, "test")
+    assert client._client_wrapper.get_base_url() == "http://127.0.0.1:5998"
+    monkeypatch.delenv("CO_API_URL")
+    assert cohere_client("key", None, None, "test")._client_wrapper.get_base_url() == "https://api.cohere.com"

@@ -125,3 +125,37 @@ def test_knowledge_records_its_contents(tmp_path):
         failing.insert("Curry.", name="curry")
     assert [(r.name, r.status, r.error) for r in db.contents() if r.knowledge == "broken"] == [
         ("curry", "failed", "RuntimeError: store down")]
+
+
+def test_threads_share_one_connection_one_transaction_at_a_time(tmp_path):
+    import threading
+
+    db = SqliteDb(str(tmp_path / "agents.db"))
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        try:
+            for n in range(25):
+                db.save_run(f"session-{w}", None, None, f"t{w}-r{n}", "completed",
+                            [Message(role="user", content=f"{w}:{n}")], {"n": n})
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert [len(db.runs(f"session-{w}")) for w in range(6)] == [25] * 6
+    assert db._conn is not None  # one connection, kept open between calls
+
+
+def test_a_file_replaced_after_an_error_is_opened_afresh(tmp_path):
+    path = tmp_path / "agents.db"
+    path.write_bytes(b"not a database" * 100)
+    db = SqliteDb(str(path))
+    with pytest.raises(SqliteDbError, match="not a SQLite database"):
+        db.runs("s")
+    path.unlink()  # the user moved it aside, as the message says
+    assert db.runs("s") == [] and db.schema_version() == len(MIGRATIONS)

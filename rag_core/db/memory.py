@@ -30,7 +30,11 @@ class InMemoryDb:
         return copy.deepcopy(state) if state is not None else None
 
     def record_content(self, record: ContentRecord) -> None:
-        self._contents[record.id] = record
+        self.record_contents([record])
+
+    def record_contents(self, records: list[ContentRecord]) -> None:
+        for record in records:
+            self._contents[record.id] = record
 
     def contents(self) -> list[ContentRecord]:
         return list(self._contents.values())

@@ -18,9 +18,10 @@ def cohere_client(api_key: str | None, base_url: str | None, http_client: Any, f
     key = api_key or os.environ.get("CO_API_KEY") or os.environ.get("COHERE_API_KEY")
     if not key:
         raise ModelProviderError("no API key: pass api_key=... or set CO_API_KEY", provider="cohere")
-    kwargs: dict[str, Any] = {"api_key": key}
-    if base_url:
-        kwargs["base_url"] = base_url
+    # the SDK reads CO_API_URL once, when it is imported (a default argument): read it now, so
+    # the endpoint is the one the environment names when the client is built
+    endpoint = base_url or os.environ.get("CO_API_URL") or cohere.environment.ClientEnvironment.PRODUCTION.value
+    kwargs: dict[str, Any] = {"api_key": key, "base_url": endpoint}
     if http_client is not None:
         kwargs["httpx_client"] = http_client
     return cohere.ClientV2(**kwargs)

@@ -95,18 +95,17 @@ class Knowledge:
         if self.contents_db is None:
             return write()
         records = self._content_records(docs)
-        for record in records:
-            self.contents_db.record_content(record)
+        self.contents_db.record_contents(records)  # one transaction per batch, not per source
         try:
             added = write()
         except Exception as exc:
             for record in records:
                 record.status, record.error = "failed", f"{type(exc).__name__}: {exc}"
-                self.contents_db.record_content(record)
+            self.contents_db.record_contents(records)
             raise
         for record in records:
             record.status = "completed"
-            self.contents_db.record_content(record)
+        self.contents_db.record_contents(records)
         return added
 
     def _content_records(self, docs: list[Document]) -> list[Any]:

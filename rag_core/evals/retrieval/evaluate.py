@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rag_core.evals.retrieval.datasets import BEIR_HELP, Dataset, DatasetError, load_beir, load_judged_yaml
-from rag_core.evals.retrieval.metrics import evaluate, per_query, run_from_ranking
+from rag_core.evals.retrieval.metrics import evaluate, per_query, rankings, recall_curve, run_from_ranking
 from rag_core.evals.retrieval.suite import EmbedderSpec, RetrieverSpec, SuiteSpec
 from rag_core import Document
 from rag_core.embedder import EmbeddingCache
@@ -126,14 +126,13 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         shutil.rmtree(store.uri, ignore_errors=True)
     run = {q: run_from_ranking(r) for q, r in rankings.items()}
     timings.sort()
-    curve_metrics = [f"recall@{k}" for k in range(1, suite.depth + 1)]
-    curve = evaluate(curve_metrics, dataset.qrels, run)
+    ordered = rankings(dataset.qrels, run)
     return RetrieverResult(
         suite=suite.name,
         retriever=retriever.name,
         metrics=evaluate(suite.metrics, dataset.qrels, run),
-        per_query={m: per_query(m, dataset.qrels, run) for m in suite.metrics},
-        recall_curve=[curve[m] for m in curve_metrics],
+        per_query={m: per_query(m, dataset.qrels, run, ordered) for m in suite.metrics},
+        recall_curve=recall_curve(dataset.qrels, run, suite.depth),
         index_seconds=index_seconds,
         query_ms_p50=statistics.median(timings),
         query_ms_p95=timings[int(0.95 * (len(timings) - 1))],

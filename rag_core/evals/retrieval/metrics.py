@@ -91,17 +91,40 @@ def parse_metric(name: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def per_query(metric: str, qrels: Qrels, run: Run) -> dict[str, float]:
-    """The metric for each query in ``qrels``."""
+def rankings(qrels: Qrels, run: Run) -> dict[str, list[str]]:
+    """Each judged query's run in trec_eval order, sorted once for every metric and cut-off."""
+    return {q: ranked(run.get(q, {})) for q in qrels}
+
+
+def per_query(metric: str, qrels: Qrels, run: Run, ordered: Mapping[str, list[str]] | None = None) -> dict[str, float]:
+    """The metric for each query in ``qrels`` (``ordered``: ``rankings(qrels, run)``, if at hand)."""
     kind, k = parse_metric(metric)
     function = _FUNCTIONS[kind]
-    return {q: function(rel, ranked(run.get(q, {}))[:k], k) for q, rel in qrels.items()}
+    ordered = rankings(qrels, run) if ordered is None else ordered
+    return {q: function(rel, ordered[q][:k], k) for q, rel in qrels.items()}
 
 
 def evaluate(metrics: Sequence[str], qrels: Qrels, run: Run) -> dict[str, float]:
     """The mean of each metric over the queries in ``qrels``."""
+    ordered = rankings(qrels, run)
     out = {}
     for metric in metrics:
-        values = per_query(metric, qrels, run)
+        values = per_query(metric, qrels, run, ordered)
         out[metric] = sum(values.values()) / len(values) if values else 0.0
     return out
+
+
+def recall_curve(qrels: Qrels, run: Run, depth: int) -> list[float]:
+    """Mean recall@k for k = 1..depth (what ``evaluate`` gives for each ``recall@k``), from one
+    pass over each ranking: the relevant documents found so far, divided by all relevant."""
+    totals = [0.0] * depth
+    for query, ranking in rankings(qrels, run).items():
+        relevant = sum(1 for g in qrels[query].values() if g >= 1)
+        if not relevant:
+            continue
+        found = 0
+        for position in range(depth):
+            if position < len(ranking) and qrels[query].get(ranking[position], 0) >= 1:
+                found += 1
+            totals[position] += found / relevant
+    return [total / len(qrels) for total in totals] if qrels else [0.0] * depth
