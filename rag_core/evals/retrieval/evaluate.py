@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rag_core.evals.retrieval.datasets import BEIR_HELP, Dataset, DatasetError, load_beir, load_judged_yaml
-from rag_core.evals.retrieval.metrics import evaluate, per_query, rankings, recall_curve, run_from_ranking
+from rag_core.evals.retrieval.metrics import evaluate, per_query, ranked_runs, recall_curve, run_from_ranking
 from rag_core.evals.retrieval.suite import EmbedderSpec, RetrieverSpec, SuiteSpec
 from rag_core import Document
 from rag_core.embedder import EmbeddingCache
@@ -126,7 +126,7 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         shutil.rmtree(store.uri, ignore_errors=True)
     run = {q: run_from_ranking(r) for q, r in rankings.items()}
     timings.sort()
-    ordered = rankings(dataset.qrels, run)
+    ordered = ranked_runs(dataset.qrels, run)
     return RetrieverResult(
         suite=suite.name,
         retriever=retriever.name,

@@ -91,22 +91,22 @@ def parse_metric(name: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def rankings(qrels: Qrels, run: Run) -> dict[str, list[str]]:
+def ranked_runs(qrels: Qrels, run: Run) -> dict[str, list[str]]:
     """Each judged query's run in trec_eval order, sorted once for every metric and cut-off."""
     return {q: ranked(run.get(q, {})) for q in qrels}
 
 
 def per_query(metric: str, qrels: Qrels, run: Run, ordered: Mapping[str, list[str]] | None = None) -> dict[str, float]:
-    """The metric for each query in ``qrels`` (``ordered``: ``rankings(qrels, run)``, if at hand)."""
+    """The metric for each query in ``qrels`` (``ordered``: ``ranked_runs(qrels, run)``, if at hand)."""
     kind, k = parse_metric(metric)
     function = _FUNCTIONS[kind]
-    ordered = rankings(qrels, run) if ordered is None else ordered
+    ordered = ranked_runs(qrels, run) if ordered is None else ordered
     return {q: function(rel, ordered[q][:k], k) for q, rel in qrels.items()}
 
 
 def evaluate(metrics: Sequence[str], qrels: Qrels, run: Run) -> dict[str, float]:
     """The mean of each metric over the queries in ``qrels``."""
-    ordered = rankings(qrels, run)
+    ordered = ranked_runs(qrels, run)
     out = {}
     for metric in metrics:
         values = per_query(metric, qrels, run, ordered)
@@ -118,7 +118,7 @@ def recall_curve(qrels: Qrels, run: Run, depth: int) -> list[float]:
     """Mean recall@k for k = 1..depth (what ``evaluate`` gives for each ``recall@k``), from one
     pass over each ranking: the relevant documents found so far, divided by all relevant."""
     totals = [0.0] * depth
-    for query, ranking in rankings(qrels, run).items():
+    for query, ranking in ranked_runs(qrels, run).items():
         relevant = sum(1 for g in qrels[query].values() if g >= 1)
         if not relevant:
             continue
