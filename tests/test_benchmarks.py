@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
     [
         ["evals.benchmarks.bench_core", "--runs", "2", "--import-repeats", "1"],
         ["evals.benchmarks.bench_harness", "--runs", "2", "--pytest-runs", "0"],
+        ["evals.benchmarks.bench_memory_store", "--queries", "3", "--rss-docs", "500"],
     ],
-    ids=["core", "harness"],
+    ids=["core", "harness", "memory-store"],
 )
 def test_benchmark_runs(command):
     result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300)

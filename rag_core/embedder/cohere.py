@@ -20,7 +20,9 @@ def cohere_client(api_key: str | None, base_url: str | None, http_client: Any, f
         raise ModelProviderError("no API key: pass api_key=... or set CO_API_KEY", provider="cohere")
     # the SDK reads CO_API_URL once, when it is imported (a default argument): read it now, so
     # the endpoint is the one the environment names when the client is built
-    endpoint = base_url or os.environ.get("CO_API_URL") or cohere.environment.ClientEnvironment.PRODUCTION.value
+    from cohere.environment import ClientEnvironment
+
+    endpoint = base_url or os.environ.get("CO_API_URL") or ClientEnvironment.PRODUCTION.value
     kwargs: dict[str, Any] = {"api_key": key, "base_url": endpoint}
     if http_client is not None:
         kwargs["httpx_client"] = http_client
