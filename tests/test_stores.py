@@ -290,3 +290,17 @@ def test_hnsw_recall_at_10_against_exact_search_on_5k_documents(pg_url, tmp_path
         recall = hits / (10 * len(queries))
         assert recall >= 0.98, f"{name}: HNSW recall@10 {recall:.3f}"
     approximate["pgvector"].drop()
+
+
+def test_bm25_indexes_over_the_same_texts_are_built_once_per_process():
+    from rag_core.vectordb.bm25_index import BM25Index
+
+    texts = [("a", "pad thai with tamarind"), ("b", "green curry with basil")]
+    first, second, other_k1 = BM25Index(), BM25Index(), BM25Index(k1=1.2)
+    for index in (first, second, other_k1):
+        index.add(texts)
+        assert index.rank("tamarind", 5)[0][0] == "a"
+    assert second._index is first._index and other_k1._index is not first._index
+    second.add([("c", "tamarind water")])
+    assert {doc for doc, _ in second.rank("tamarind", 5)} == {"a", "c"}  # rebuilt with the new text
+    assert second._index is not first._index and first.rank("tamarind", 5)[0][0] == "a"

@@ -7,7 +7,9 @@ removed, Snowball stemming when PyStemmer is installed.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -24,6 +26,22 @@ def _stemmer() -> Any:
 
 
 _NOTHING_INDEXED = False  # an index built over no indexable word: every query ranks nothing
+
+# Indexes built in this process, by what they were built from: agents built per test case (or
+# per request) over the same corpus reuse one index instead of tokenising the corpus again.
+# An index is only read once built, so sharing it is safe; a few are kept, least recent out.
+_BUILT: OrderedDict[bytes, Any] = OrderedDict()
+_BUILT_KEPT = 4
+
+
+def _fingerprint(ids: list[str], texts: list[str], settings: tuple[Any, ...]) -> bytes:
+    digest = hashlib.blake2b(repr(settings).encode(), digest_size=20)
+    for doc_id, text in zip(ids, texts):
+        for part in (doc_id, text):
+            encoded = part.encode("utf-8", "surrogatepass")
+            digest.update(len(encoded).to_bytes(8, "little"))
+            digest.update(encoded)
+    return digest.digest()
 
 
 class BM25Index:
@@ -70,16 +88,28 @@ class BM25Index:
         )
 
     def _build(self) -> None:
+        self._ids = sorted(self._texts)
+        texts = [self._texts[i] for i in self._ids]
+        key = _fingerprint(self._ids, texts, (self.k1, self.b, self._uses_stemmer()))
+        if key in _BUILT:
+            _BUILT.move_to_end(key)
+            self._index = _BUILT[key]
+            return
+        self._index = self._index_of(texts)
+        _BUILT[key] = self._index
+        while len(_BUILT) > _BUILT_KEPT:
+            _BUILT.popitem(last=False)
+
+    def _index_of(self, texts: list[str]) -> Any:
         import bm25s
 
-        self._ids = sorted(self._texts)
-        tokenized = self._tokenize([self._texts[i] for i in self._ids], True) if self._ids else None
+        tokenized = self._tokenize(texts, True) if texts else None
         if tokenized is None or not tokenized.vocab:
             # no documents, or none with a word to index (stop words only): nothing can match
-            self._index = _NOTHING_INDEXED
-            return
-        self._index = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
-        self._index.index(tokenized, show_progress=False)
+            return _NOTHING_INDEXED
+        index = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
+        index.index(tokenized, show_progress=False)
+        return index
 
     # ------------------------------------------------------------- persistence
     def save(self, folder: Path) -> None:
