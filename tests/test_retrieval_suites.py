@@ -50,9 +50,34 @@ def test_baselines_are_written_then_held(project):
     result = project.runpytest("evals", "--report-dir=out")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*suite mini*", "bm25 *"])
-    assert {p.name for p in (project.path / "out").iterdir()} == {"retrieval.json", "retrieval.md", "recall_at_k.png"}
+    assert {p.name for p in (project.path / "out").iterdir()} == {"retrieval.json", "retrieval.md", "recall_at_k.png",
+                                                                  "trec"}
     report = json.loads((project.path / "out" / "retrieval.json").read_text())
     assert len(report["results"][0]["per_query"]["recall@10"]) == 48
+    assert len(report["results"][0]["rankings"]) == 48  # every query's ranking, to re-score elsewhere
+
+
+def test_the_exported_trec_run_and_qrels_rescore_to_the_suites_numbers_with_trec_eval(project):
+    """trec_eval's own code (pytrec_eval, through ir-measures) on the exported files gives the
+    suite's metrics: the run file keeps the retriever's order, ties and all."""
+    ir_measures = pytest.importorskip("ir_measures")
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(SUITE.replace("THRESHOLD", "0.5").replace(
+        "metrics: [ndcg@10, recall@10]", "metrics: [ndcg@10, recall@10, precision@5, hit_rate@3, map@10]"))
+    project.runpytest("evals", "--update-baselines", "--report-dir=out")
+    report = json.loads((project.path / "out" / "retrieval.json").read_text())
+    qrels = list(ir_measures.read_trec_qrels(str(project.path / "out" / "trec" / "mini.qrels")))
+    measures = {"ndcg@10": ir_measures.nDCG @ 10, "recall@10": ir_measures.R @ 10, "precision@5": ir_measures.P @ 5,
+                "hit_rate@3": ir_measures.Success @ 3, "map@10": ir_measures.AP @ 10}
+    provider = ir_measures.providers.registry["pytrec_eval"]
+    checked = 0
+    for result in report["results"]:
+        run = list(ir_measures.read_trec_run(str(project.path / "out" / "trec" / f"mini.{result['retriever']}.run")))
+        for name, measure in measures.items():
+            by_query = {r.query_id: r.value for r in provider.iter_calc([measure], qrels, run)}
+            for query, value in result["per_query"][name].items():
+                assert abs(by_query.get(query, 0.0) - value) < 1e-6, (result["retriever"], name, query)
+                checked += 1
+    assert checked == 5 * 48
 
 
 def test_a_regression_fails_with_a_before_after_table_and_the_worse_queries(project):

@@ -33,6 +33,7 @@ class RetrieverResult:
     query_ms_p95: float
     rankings: dict[str, list[str]] = field(default_factory=dict)
     empty_documents: int = 0  # documents with no text: not indexed, still relevant where judged so
+    qrels: dict[str, dict[str, int]] = field(default_factory=dict)  # the judgements it was scored on
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -40,6 +41,7 @@ class RetrieverResult:
             "empty_documents": self.empty_documents,
             "per_query": self.per_query, "recall_curve": self.recall_curve,
             "index_seconds": self.index_seconds, "query_ms_p50": self.query_ms_p50, "query_ms_p95": self.query_ms_p95,
+            "rankings": self.rankings, "qrels": self.qrels,
         }
 
 
@@ -138,4 +140,5 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         query_ms_p95=timings[int(0.95 * (len(timings) - 1))],
         rankings=rankings,
         empty_documents=len(dataset.corpus) - len(documents),
+        qrels={q: dict(rel) for q, rel in dataset.qrels.items()},
     )

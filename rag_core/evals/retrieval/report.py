@@ -74,11 +74,39 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     plt.close(figure)
 
 
+def trec_run(result: dict[str, Any]) -> str:
+    """The retriever's rankings as a TREC run file (``qid Q0 docid rank score tag``).
+
+    Scores fall strictly with the rank (n, n-1, …, 1), so trec_eval, whose order is score
+    descending with ties broken by document id, reads back exactly the order the retriever
+    returned: the order the suite scored."""
+    tag = f"{result['suite']}.{result['retriever']}"
+    lines = []
+    for query in sorted(result["rankings"]):
+        ranking = result["rankings"][query]
+        lines += [f"{query} Q0 {doc} {rank} {len(ranking) - rank + 1} {tag}" for rank, doc in enumerate(ranking, start=1)]
+    return "\n".join(lines) + "\n"
+
+
+def trec_qrels(qrels: dict[str, dict[str, int]]) -> str:
+    """Judgements as a TREC qrels file (``qid 0 docid grade``)."""
+    return "".join(f"{q} 0 {doc} {grade}\n" for q in sorted(qrels) for doc, grade in sorted(qrels[q].items()))
+
+
 def write(folder: Path, results: list[dict[str, Any]], worse: dict[str, list[Any]]) -> list[str]:
     """Write the reports; returns a line per file (or per file left out, and why)."""
-    write_checked(folder / "retrieval.json", json.dumps({"results": results, "worse_than_baseline": worse}, indent=1) + "\n")
+    kept = [{k: v for k, v in r.items() if k != "qrels"} for r in results]  # qrels go to one file per suite
+    write_checked(folder / "retrieval.json", json.dumps({"results": kept, "worse_than_baseline": worse}, indent=1) + "\n")
     write_checked(folder / "retrieval.md", markdown(results, worse) + "\n")
     written = [str(folder / "retrieval.json"), str(folder / "retrieval.md")]
+    for result in results:
+        run = folder / "trec" / f"{result['suite']}.{result['retriever']}.run"
+        write_checked(run, trec_run(result))
+        written.append(str(run))
+    for suite in sorted({r["suite"] for r in results}):
+        qrels = folder / "trec" / f"{suite}.qrels"
+        write_checked(qrels, trec_qrels(next(r["qrels"] for r in results if r["suite"] == suite)))
+        written.append(str(qrels))
     try:
         import matplotlib  # noqa: F401  (the plot is optional: the light `evals` install has no matplotlib)
     except ImportError:
