@@ -231,3 +231,22 @@ def test_lancedb_retrievers_run_in_a_suite_and_exact_search_matches_the_memory_s
     result = project.runpytest("evals", "-p", "no:randomly")
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["*suite mini*", "dense_lancedb *"])
+
+
+def test_fusion_depth_is_each_retrievers_own_setting_not_the_evaluation_depth(tmp_path):
+    from rag_core.evals.retrieval.evaluate import build_store
+    from rag_core.evals.retrieval.suite import SuiteFileError, load_suite
+    from tests.fakes import HashEmbedder
+
+    suite_file = tmp_path / "deep.yaml"
+    suite_file.write_text(SUITE.replace("THRESHOLD", "0.5").replace(
+        "  - {name: bm25, store: memory, search_type: keyword}",
+        "  - {name: bm25, store: memory, search_type: keyword}\n"
+        "  - {name: wide, store: memory, search_type: keyword, candidate_depth: 200}"))
+    suite = load_suite(suite_file)
+    default, wide = (build_store(r, HashEmbedder(), 10, lambda: "") for r in suite.retrievers)
+    assert default.candidate_depth is None and default.depth_for(suite.depth) == 30  # the store's own: 3 × depth
+    assert wide.depth_for(suite.depth) == 200
+    suite_file.write_text(suite_file.read_text().replace("candidate_depth: 200", "candidate_depth: 5"))
+    with pytest.raises(SuiteFileError, match="retriever wide: candidate_depth 5 is below the suite's depth 10"):
+        load_suite(suite_file)

@@ -70,18 +70,19 @@ def build_embedder(spec: EmbedderSpec, root: Path, mode: str) -> EmbeddingCache:
     return EmbeddingCache(inner, root / spec.cache, mode=mode)  # type: ignore[arg-type]
 
 
-def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, depth: int, pg_url: Callable[[], str]) -> Any:
+def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, pg_url: Callable[[], str]) -> Any:
     from rag_core.vectordb import ChromaDb, InMemoryVectorDb, LanceDb, PgVector
 
     common = dict(embedder=embedder, search_type=retriever.search_type, hybrid_rrf_k=retriever.hybrid_rrf_k,
-                  reranker=_reranker(retriever.reranker), candidate_depth=depth)
+                  reranker=_reranker(retriever.reranker), candidate_depth=retriever.candidate_depth)
     if retriever.store == "memory":
         return InMemoryVectorDb(**common)
     if retriever.store == "chroma":
         # exhaustive HNSW search: ef_search at least the corpus size makes the graph search exact
         ef = max(corpus_size, 100) if retriever.exact else 100
         return ChromaDb(f"eval-{uuid.uuid4().hex[:12]}", embedder=embedder, search_type=retriever.search_type,
-                        hybrid_rrf_k=retriever.hybrid_rrf_k, reranker=common["reranker"], candidate_depth=depth,
+                        hybrid_rrf_k=retriever.hybrid_rrf_k, reranker=common["reranker"],
+                        candidate_depth=retriever.candidate_depth,
                         ef_search=ef, ef_construction=max(ef, 100))
     if retriever.store == "lancedb":
         import tempfile
@@ -102,7 +103,7 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
     # real corpora hold documents with no text (BEIR: empty title and text), sometimes judged
     # relevant: no store can index them, so they stay out and count as relevant-but-unretrievable
     documents = [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items() if text.strip()]
-    store = build_store(retriever, embedder, len(documents), suite.depth, pg_url)
+    store = build_store(retriever, embedder, len(documents), pg_url)
     started = time.perf_counter()
     if documents:
         store.insert(documents)

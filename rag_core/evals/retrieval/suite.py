@@ -7,7 +7,7 @@
     metrics: [ndcg@10, recall@100]                              # the first is the primary one
     retrievers:
       - {name: dense, store: memory, search_type: vector}
-      - {name: hybrid, store: memory, search_type: hybrid, hybrid_rrf_k: 60}
+      - {name: hybrid, store: memory, search_type: hybrid, hybrid_rrf_k: 60, candidate_depth: 300}
     thresholds: {dense: {ndcg@10: 0.643}}                       # retriever -> metric -> minimum
     identical: [[dense, dense_pgvector]]                        # exact search: same numbers on every store
     baseline: fixtures/retrieval/baselines/scifact              # one JSON per retriever
@@ -55,6 +55,9 @@ class RetrieverSpec(_Strict):
     hybrid_rrf_k: int = Field(60, ge=1)
     exact: bool = True  # pgvector: no HNSW index; chroma: HNSW searched exhaustively
     reranker: str | None = None  # "package.module:factory" returning a Reranker
+    # candidates each ranking hands to fusion (hybrid) or to the reranker, independent of the
+    # suite's evaluation depth; default: the store's own, 3 × depth and at least 30
+    candidate_depth: int | None = Field(None, ge=1)
 
 
 class SuiteSpec(_Strict):
@@ -71,6 +74,14 @@ class SuiteSpec(_Strict):
     tolerance: float = Field(0.002, ge=0)
 
     source: Path | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _candidates_cover_the_depth(self) -> SuiteSpec:
+        for retriever in self.retrievers:
+            if retriever.candidate_depth is not None and retriever.candidate_depth < self.depth:
+                raise ValueError(f"retriever {retriever.name}: candidate_depth {retriever.candidate_depth} is below the "
+                                 f"suite's depth {self.depth}; it would return fewer documents than are evaluated")
+        return self
 
     @field_validator("metrics")
     @classmethod
