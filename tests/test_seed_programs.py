@@ -76,10 +76,6 @@ def search_then_answer(answer: str) -> list[dict[str, Any]]:
             {"text": answer}]
 
 
-def tool_output(request: dict[str, Any]) -> str:
-    return next(item["output"] for item in request["input"] if item.get("type") == "function_call_output")
-
-
 @pytest.fixture
 def fresh_recipes_table(pg_url):
     from rag_core.vectordb import PgVector
@@ -106,7 +102,7 @@ def test_agentic_rag_on_pgvector(emulator, site, provider_env, fresh_recipes_tab
     assert first["model"] == "gpt-5.2" and first["stream"] is True
     assert [t["name"] for t in first["tools"]] == ["search_knowledge_base"]
     assert "<knowledge_base>" in first["input"][0]["content"]
-    results = json.loads(tool_output(second))
+    results = json.loads(tool_output(second, "search_knowledge_base"))
     assert results[0]["content"] == RECIPES[0] and results[0]["meta_data"]["page"] == 1
     assert results[0]["meta_data"]["source"] == f"{site}/recipes/ThaiRecipes.pdf"
     assert pg_recipes(fresh_recipes_table).search("galangal coconut", limit=1)[0].content == RECIPES[0]
@@ -117,8 +113,9 @@ def test_references_format_yaml_on_pgvector(emulator, site, provider_env, fresh_
     printed, provider = run_seed("references_format", search_then_answer(answer), emulator, provider_env,
                                  tmp_path, SEED_DB_URL=fresh_recipes_table, SEED_RECIPES_SITE=site)
     assert answer in printed
-    results = yaml.safe_load(tool_output(provider.requests[1]))  # YAML, not JSON
-    assert not tool_output(provider.requests[1]).lstrip().startswith("[")
+    output = tool_output(provider.requests[1], "search_knowledge_base")
+    results = yaml.safe_load(output)  # YAML, not JSON
+    assert not output.lstrip().startswith("[")
     assert results[0]["content"] == RECIPES[0]
     assert pg_recipes(fresh_recipes_table).search("tamarind noodles", limit=1)[0].content == RECIPES[1]
 
@@ -184,8 +181,8 @@ def test_agentic_rag_with_reasoning_on_lancedb_with_cohere(emulator, site, provi
     first = provider.requests[0]
     assert sorted(t["name"] for t in first["tools"]) == ["analyze", "search_knowledge_base", "think"]
     assert "<reasoning_instructions>" in first["input"][0]["content"]
-    assert "Agents are programs in which a language model" in tool_output_named(provider.requests[2],
-                                                                               "search_knowledge_base")
+    found = tool_output(provider.requests[2], "search_knowledge_base")
+    assert "Agents are programs in which a language model" in found
 
     from rag_core.embedder import CohereEmbedder
     from rag_core.reranker import CohereReranker
@@ -196,7 +193,8 @@ def test_agentic_rag_with_reasoning_on_lancedb_with_cohere(emulator, site, provi
     assert "language model" in store.search("tools goal", limit=1)[0].content
 
 
-def tool_output_named(request: dict[str, Any], name: str) -> str:
+def tool_output(request: dict[str, Any], name: str) -> str:
+    """What the request hands back to the model for its call of the tool ``name``."""
     calls = {item["call_id"]: item["name"] for item in request["input"] if item.get("type") == "function_call"}
     return next(item["output"] for item in request["input"]
                 if item.get("type") == "function_call_output" and calls[item["call_id"]] == name)

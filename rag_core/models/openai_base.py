@@ -50,7 +50,7 @@ class OpenAIModel(Model, OpenAIConnection):
     @abstractmethod
     def _accumulator() -> StreamAccumulator: ...
 
-    def _post(self, client: Any, request: dict[str, Any], stream_type: Any) -> Any:
+    def _post(self, request: dict[str, Any], asynchronous: bool = False) -> Any:
         """Send ``request`` as built, through the SDK client (its headers, auth, retries, timeouts
         and error types), and get the reply as plain JSON.
 
@@ -60,33 +60,30 @@ class OpenAIModel(Model, OpenAIConnection):
         in build_request's key order). Replies and stream events stay plain JSON (``object``):
         building the SDK's models for every stream event cost more than the rest of a streamed
         run, and our parsers read both forms (``get_field``)."""
+        import openai
+
+        client, stream_type = (self.async_client(), openai.AsyncStream) if asynchronous else (self.client(), openai.Stream)
         return client.post(self.path, body=request, options=_BEARER_AUTH, cast_to=object,
                            stream=bool(request.get("stream")), stream_cls=stream_type[object])
 
     def invoke(self, request: dict[str, Any]) -> ModelResponse:
-        import openai
-
         try:
-            reply = self._post(self.client(), request, openai.Stream)
+            reply = self._post(request)
         except Exception as exc:
             raise translate_error(exc) from exc
         return self._parse(reply)
 
     async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
-        import openai
-
         try:
-            reply = await self._post(self.async_client(), request, openai.AsyncStream)
+            reply = await self._post(request, asynchronous=True)
         except Exception as exc:
             raise translate_error(exc) from exc
         return self._parse(reply)
 
     def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
-        import openai
-
         accumulator = self._accumulator()
         try:
-            for event in self._post(self.client(), request, openai.Stream):
+            for event in self._post(request):
                 yield from accumulator.feed(event)
         except ModelProviderError:
             raise
@@ -95,11 +92,9 @@ class OpenAIModel(Model, OpenAIConnection):
         yield StreamDone(accumulator.result())
 
     async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        import openai
-
         accumulator = self._accumulator()
         try:
-            async for event in await self._post(self.async_client(), request, openai.AsyncStream):
+            async for event in await self._post(request, asynchronous=True):
                 for part in accumulator.feed(event):
                     yield part
         except ModelProviderError:

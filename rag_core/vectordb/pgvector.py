@@ -200,15 +200,16 @@ class PgVector(VectorDb):
         return {index: sql.SQL(template).format(sql.Identifier(index), table, *extra)
                 for index, (template, extra) in statements.items()}
 
-    def _missing_indexes(self, conn: Any) -> list[str]:
+    def _missing_indexes(self, conn: Any) -> dict[str, Any]:
+        """The indexes the table lacks, with the statements that create them."""
         wanted = self._indexes()
         if self._indexes_ready >= set(wanted):
-            return []
+            return {}
         present = {r[0] for r in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = %s",
             (self.schema, self.table_name)).fetchall()}
         self._indexes_ready = present  # indexes are only ever added, so what exists is kept
-        return [index for index in wanted if index not in present]
+        return {index: statement for index, statement in wanted.items() if index not in present}
 
     def _exists(self) -> bool:
         return self._table_ready or self._stored_dimensions() is not None
@@ -290,8 +291,8 @@ class PgVector(VectorDb):
             ).rowcount
             if missing:
                 conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # an HNSW build in memory
-                for index in missing:
-                    conn.execute(self._indexes()[index])
+                for statement in missing.values():
+                    conn.execute(statement)
         self._indexes_ready |= set(missing)  # committed
         return inserted  # rows really written: a concurrent writer may have stored some ids first
 

@@ -80,10 +80,7 @@ def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, pg_ur
     if retriever.store == "chroma":
         # exhaustive HNSW search: ef_search at least the corpus size makes the graph search exact
         ef = max(corpus_size, 100) if retriever.exact else 100
-        return ChromaDb(f"eval-{uuid.uuid4().hex[:12]}", embedder=embedder, search_type=retriever.search_type,
-                        hybrid_rrf_k=retriever.hybrid_rrf_k, reranker=common["reranker"],
-                        candidate_depth=retriever.candidate_depth,
-                        ef_search=ef, ef_construction=max(ef, 100))
+        return ChromaDb(f"eval-{uuid.uuid4().hex[:12]}", **common, ef_search=ef, ef_construction=max(ef, 100))
     if retriever.store == "lancedb":
         import tempfile
 
@@ -133,9 +130,9 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
     return RetrieverResult(
         suite=suite.name,
         retriever=retriever.name,
-        metrics=evaluate(suite.metrics, dataset.qrels, run),
+        metrics=evaluate(suite.metrics, dataset.qrels, run, ordered),
         per_query={m: per_query(m, dataset.qrels, run, ordered) for m in suite.metrics},
-        recall_curve=recall_curve(dataset.qrels, run, suite.depth),
+        recall_curve=recall_curve(dataset.qrels, run, suite.depth, ordered),
         index_seconds=index_seconds,
         query_ms_p50=statistics.median(timings),
         query_ms_p95=timings[int(0.95 * (len(timings) - 1))],

@@ -104,9 +104,10 @@ def per_query(metric: str, qrels: Qrels, run: Run, ordered: Mapping[str, list[st
     return {q: function(rel, ordered[q][:k], k) for q, rel in qrels.items()}
 
 
-def evaluate(metrics: Sequence[str], qrels: Qrels, run: Run) -> dict[str, float]:
+def evaluate(metrics: Sequence[str], qrels: Qrels, run: Run,
+             ordered: Mapping[str, list[str]] | None = None) -> dict[str, float]:
     """The mean of each metric over the queries in ``qrels``."""
-    ordered = ranked_runs(qrels, run)
+    ordered = ranked_runs(qrels, run) if ordered is None else ordered
     out = {}
     for metric in metrics:
         values = per_query(metric, qrels, run, ordered)
@@ -114,11 +115,12 @@ def evaluate(metrics: Sequence[str], qrels: Qrels, run: Run) -> dict[str, float]
     return out
 
 
-def recall_curve(qrels: Qrels, run: Run, depth: int) -> list[float]:
+def recall_curve(qrels: Qrels, run: Run, depth: int, ordered: Mapping[str, list[str]] | None = None) -> list[float]:
     """Mean recall@k for k = 1..depth (what ``evaluate`` gives for each ``recall@k``), from one
     pass over each ranking: the relevant documents found so far, divided by all relevant."""
     totals = [0.0] * depth
-    for query, ranking in ranked_runs(qrels, run).items():
+    ordered = ranked_runs(qrels, run) if ordered is None else ordered
+    for query, ranking in ordered.items():
         relevant = sum(1 for g in qrels[query].values() if g >= 1)
         if not relevant:
             continue

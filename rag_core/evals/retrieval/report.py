@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_core.evals.atomic import write_checked
+from rag_core.evals.retrieval.metrics import run_from_ranking
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:
@@ -83,8 +84,8 @@ def trec_run(result: dict[str, Any]) -> str:
     tag = f"{result['suite']}.{result['retriever']}"
     lines = []
     for query in sorted(result["rankings"]):
-        ranking = result["rankings"][query]
-        lines += [f"{query} Q0 {doc} {rank} {len(ranking) - rank + 1} {tag}" for rank, doc in enumerate(ranking, start=1)]
+        scores = run_from_ranking(result["rankings"][query])  # the scores the suite itself scored
+        lines += [f"{query} Q0 {doc} {rank} {scores[doc]:g} {tag}" for rank, doc in enumerate(scores, start=1)]
     return "\n".join(lines) + "\n"
 
 
