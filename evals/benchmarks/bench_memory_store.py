@@ -17,22 +17,18 @@ import statistics
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterator
+
+from evals.benchmarks.bench_stores import latencies
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "cassettes" / "embeddings" / "scifact-minilm"
 
 
-def median_ms(fn: Callable[[Any], Any], inputs: list[Any]) -> float:
-    fn(inputs[0])
-    samples = []
-    for item in inputs:
-        started = time.perf_counter()
-        fn(item)
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+def median_ms(search: Callable[[str], Any], queries: list[str]) -> float:
+    return latencies(search, queries)[0]
 
 
 @contextmanager
@@ -73,16 +69,11 @@ def latency(queries: int) -> None:
     print("| machine | numpy float32 floor | InMemoryVectorDb.search | ratio |")
     print("|---|---|---|---|")
     for label, condition in (("idle", None), ("other cores busy", other_cores_busy)):
-        with condition() if condition else _nothing():
+        with condition() if condition else nullcontext():
             # interleaved, three passes: both see the same moments of a noisy machine
             low, store_ms = (statistics.median(m) for m in zip(*[
                 (median_ms(floor, texts), median_ms(lambda q: store.search(q, 10), texts)) for _ in range(3)]))
         print(f"| {label} | {low:.3f} | {store_ms:.3f} | {store_ms / low:.2f}× |")
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 def rss_mb() -> float:
