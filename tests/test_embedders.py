@@ -139,3 +139,18 @@ def test_local_embedder_reproduces_the_reference_minilm_embeddings():
     vectors = np.asarray(LocalEmbedder().embed([texts[i] for i in ids]))
     cosine = (vectors * expected).sum(axis=1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(expected, axis=1)
     assert cosine.min() >= 0.9999
+
+
+@pytest.mark.parametrize("call", [
+    lambda url: CohereEmbedder(api_key="co-test", base_url=url).get_embedding("pad thai"),
+    lambda url: CohereReranker(api_key="co-test", base_url=url).rerank("pad thai", [Document(content="noodles")]),
+], ids=["embed", "rerank"])
+def test_an_unreachable_cohere_endpoint_is_a_provider_error_naming_the_url(call):
+    pytest.importorskip("cohere")
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    with pytest.raises(ModelProviderError, match=rf"ConnectError: .*\({url}/v2/(embed|rerank)\)"):
+        call(url)
