@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def test_baselines_are_written_then_held(project):
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*suite mini*", "bm25 *"])
     assert {p.name for p in (project.path / "out").iterdir()} == {"retrieval.json", "retrieval.md", "recall_at_k.png",
-                                                                  "trec"}
+                                                                  "per_query_vs_baseline.png", "trec"}
     report = json.loads((project.path / "out" / "retrieval.json").read_text())
     assert len(report["results"][0]["per_query"]["recall@10"]) == 48
     assert len(report["results"][0]["rankings"]) == 48  # every query's ranking, to re-score elsewhere
@@ -92,12 +93,109 @@ def test_a_regression_fails_with_a_before_after_table_and_the_worse_queries(proj
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*ndcg@10 = * fell below the baseline * by more than 0.001*",
-        "metric *threshold *baseline *now *delta  status",
-        "ndcg@10 *0.5 * -0.0500  REGRESSED",
+        "metric *threshold *baseline *now *delta *p  status",
+        "ndcg@10 *0.5 * -0.0500 *  REGRESSED",
         "queries worse than the baseline (ndcg@10):",
         f"  {query}: 2.0000 -> *",
     ])
     project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+
+
+def _shift_baseline(project, queries: int, by: float) -> None:
+    """Pretend the first ``queries`` queries used to score ``by`` higher on every metric."""
+    path = project.path / "fixtures/retrieval/baselines/mini/bm25.json"
+    baseline = json.loads(path.read_text())
+    for metric, values in baseline["per_query"].items():
+        for query in sorted(values)[:queries]:
+            values[query] += by
+        baseline["metrics"][metric] = sum(values.values()) / len(values)
+    path.write_text(json.dumps(baseline))
+
+
+def test_with_a_significance_level_only_a_significant_drop_fails(project):
+    """48 queries: one query worse by 0.3 moves the mean by 0.006, beyond the tolerance, but a
+    paired randomization test calls it chance; every query worse by 0.05 is not chance."""
+    suite = project.path / "fixtures" / "retrieval" / "mini.yaml"
+    suite.write_text(SUITE.replace("THRESHOLD", "0.5") + "significance: 0.05\n")
+    project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+    _shift_baseline(project, queries=1, by=0.3)
+    result = project.runpytest("evals")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["bm25 * pass"])
+
+    suite.write_text(SUITE.replace("THRESHOLD", "0.5"))  # no significance level: the same drop fails
+    result = project.runpytest("evals")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*fell below the baseline * by more than 0.001 (p = 0.99*, paired randomization test)*",
+                                 "bm25 * FAIL"])
+
+    suite.write_text(SUITE.replace("THRESHOLD", "0.5") + "significance: 0.05\n")
+    project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+    _shift_baseline(project, queries=48, by=0.05)
+    result = project.runpytest("evals")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*ndcg@10 = * fell below the baseline * (p = 0.000*, paired randomization test)*",
+                                 "(a drop beyond 0.001 fails only with p < 0.05)"])
+
+
+def test_the_report_gives_the_p_value_of_every_pair_of_retrievers(project):
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(SUITE.replace("THRESHOLD", "0.5").replace(
+        "  - {name: bm25, store: memory, search_type: keyword}",
+        "  - {name: bm25, store: memory, search_type: keyword}\n"
+        "  - {name: bm25_again, store: memory, search_type: keyword}\n"
+        "  - {name: bm25_loose, store: memory, search_type: keyword, candidate_depth: 10}"))
+    project.runpytest("evals", "--update-baselines", "--report-dir=out").assert_outcomes(passed=3)
+    report = json.loads((project.path / "out" / "retrieval.json").read_text())
+    tested = report["significance"]["mini"]
+    assert tested["metric"] == "ndcg@10" and set(tested["p"]) == {
+        "bm25 vs bm25_again", "bm25 vs bm25_loose", "bm25_again vs bm25_loose"}
+    assert tested["p"]["bm25 vs bm25_again"] == 1.0  # the same rankings
+    markdown = (project.path / "out" / "retrieval.md").read_text()
+    assert "| | bm25_again | bm25_loose |" in markdown and "| bm25 | 1.0000 | 1.0000 |" in markdown
+
+
+SWEEP = "sweep: {retriever: bm25, grid: {bm25_k1: [0.3, 1.5, 3.0], bm25_b: [0.2, 0.75, 1.0]}, keep_best: ndcg@10}\n"
+
+
+def test_a_sweep_reports_every_setting_and_fails_when_the_pinned_one_is_no_longer_the_best(project):
+    suite = project.path / "fixtures" / "retrieval" / "mini.yaml"
+    suite.write_text(SUITE.replace("THRESHOLD", "0.5") + SWEEP)
+    result = project.runpytest("evals", "--update-baselines", "--report-dir=out")
+    result.assert_outcomes(passed=2)  # the retriever and its sweep
+    result.stdout.fnmatch_lines([
+        "sweep mini/bm25 (keep_best: ndcg@10)",
+        "bm25_k1 *bm25_b *ndcg@10 *recall@10",
+        "default *default *0.8992 *0.8402 *(pinned)",
+        "1.5 *1.0 *0.8994[*] *0.8402 *",  # the best nDCG@10 of the grid, marked
+    ])
+    report = json.loads((project.path / "out" / "retrieval.json").read_text())
+    assert len(report["sweeps"][0]["points"]) == 9
+    assert report["sweeps"][0]["best"]["ndcg@10"] == "bm25[bm25_k1=1.5,bm25_b=1.0]"
+
+    # pinned to a worse setting: the sweep names the better one
+    suite.write_text(SUITE.replace("THRESHOLD", "0.5").replace(
+        "search_type: keyword}", "search_type: keyword, bm25_k1: 3.0, bm25_b: 1.0}") + SWEEP)
+    result = project.runpytest("evals", "--update-baselines")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*mini/sweep:bm25: bm25[[]bm25_k1=1.5,bm25_b=1.0[]] scores ndcg@10 0.8994, above the "
+                                 "pinned setting's 0.8884 by 0.0110 (more than the tolerance 0.001; p = *): "
+                                 "set it on retriever bm25 in the suite*"])
+
+
+def test_a_sweep_of_a_setting_that_cannot_vary_is_a_suite_error():
+    from rag_core.evals.retrieval.suite import SuiteSpec
+
+    base = {"name": "s", "dataset": {"judged": "q.yaml"}, "metrics": ["ndcg@10"], "depth": 10,
+            "retrievers": [{"name": "r", "search_type": "keyword"}]}
+    for sweep, message in [
+        ({"retriever": "r", "grid": {"store": ["memory"]}}, "'store' cannot be swept"),
+        ({"retriever": "x", "grid": {"bm25_k1": [1.0]}}, "no retriever named 'x'"),
+        ({"retriever": "r", "grid": {"bm25_b": [0.5, 1.5]}}, "bm25_b=1.5: bm25_b: Input should be less than or equal to 1"),
+        ({"retriever": "r", "grid": {"candidate_depth": [5]}}, "candidate_depth 5 is below the suite's depth 10"),
+        ({"retriever": "r", "grid": {"bm25_k1": [1.0]}, "keep_best": "mrr@10"}, "keep_best 'mrr@10' is not in metrics"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            SuiteSpec.model_validate(base | {"sweep": sweep})
 
 
 def test_a_threshold_still_fails_when_updating_baselines(project):

@@ -162,9 +162,9 @@ def test_pgvector_builds_its_indexes_after_the_first_load_and_then_keeps_them(pg
     table = f"t_later_{uuid.uuid4().hex[:8]}"
     store = PgVector(table, db_url=pg_url, embedder=HashEmbedder(), search_type="vector")
     store._ensure_table(HashEmbedder().dimensions)
-    assert _pg_indexes(store) == {f"{table}_{kind}_idx" for kind in ("tsv", "meta", "name")}
+    assert _pg_indexes(store) == {f"{table}_{kind}_idx" for kind in ("meta", "name")}
     store.insert([Document(content=f"recipe {n}", name=f"r{n}") for n in range(50)])
-    expected = {f"{table}_{kind}_idx" for kind in ("tsv", "meta", "name", "embedding")}
+    expected = {f"{table}_{kind}_idx" for kind in ("meta", "name", "embedding")}
     assert _pg_indexes(store) == expected
     store.insert([Document(content="one more recipe", name="late")])
     assert _pg_indexes(store) == expected and store.count() == 51

@@ -25,6 +25,11 @@ def _stemmer() -> Any:
         return None
 
 
+# Okapi BM25, Lucene variant: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), term weight
+# tf / (tf + k1 * (1 - b + b * dl / avgdl)). PgVector computes the same in SQL (pg_bm25.py).
+BM25_K1 = 1.5
+BM25_B = 0.75
+
 _NOTHING_INDEXED = False  # an index built over no indexable word: every query ranks nothing
 
 # Indexes built in this process, by what they were built from: agents built per test case (or
@@ -45,7 +50,7 @@ def _fingerprint(ids: list[str], texts: list[str], settings: tuple[Any, ...]) ->
 
 
 class BM25Index:
-    def __init__(self, k1: float = 1.5, b: float = 0.75, stem: bool = True,
+    def __init__(self, k1: float = BM25_K1, b: float = BM25_B, stem: bool = True,
                  load_texts: Callable[[], dict[str, str]] | None = None) -> None:
         self.k1, self.b, self.stem = k1, b, stem
         # a loaded index knows its ids but not its texts; they are fetched only if it must be rebuilt

@@ -12,16 +12,17 @@ from typing import Any
 
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError, matches
-from rag_core.vectordb.bm25_index import BM25Index
+from rag_core.vectordb.bm25_index import BM25_B, BM25_K1, BM25Index
 from rag_core.vectordb.vector_matrix import VectorMatrix
 
 
 class InMemoryVectorDb(VectorDb):
     def __init__(self, embedder: Any = None, search_type: Any = None, hybrid_rrf_k: int = 60, reranker: Any = None,
-                 candidate_depth: int | None = None, name: str | None = None, description: str | None = None) -> None:
+                 candidate_depth: int | None = None, name: str | None = None, description: str | None = None,
+                 bm25_k1: float = BM25_K1, bm25_b: float = BM25_B) -> None:
         super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self._docs: dict[str, Document] = {}
-        self._bm25 = BM25Index()
+        self._bm25 = BM25Index(k1=bm25_k1, b=bm25_b)
         self._vectors = VectorMatrix()
 
     def count(self) -> int:

@@ -2,9 +2,10 @@
 
 Table layout: ``id`` (content hash) primary key, ``name``, ``content``, ``meta_data``
 jsonb (GIN index, filters by containment), ``embedding vector(n)`` (HNSW cosine index,
-or none for exact search), and ``tsv``, a generated tsvector with a GIN index for
-keyword search. Hybrid search is one SQL statement: reciprocal rank fusion of the two
-ranked lists, with the same formula and tie-break as the other stores.
+or none for exact search), and ``tsv``, a generated tsvector: PostgreSQL's tokens and
+stems of the content, from which keyword search computes BM25 (see pg_bm25.py). Hybrid
+search is one SQL statement: reciprocal rank fusion of the two ranked lists, with the
+same formula and tie-break as the other stores.
 
 Every write is one transaction (a failed batch leaves the table as it was); every value
 is a bound parameter; table and schema names are validated and quoted.
@@ -20,6 +21,8 @@ from rag_core._optional import require
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
 from rag_core.vectordb.fusion import top_ranked
+from rag_core.vectordb.bm25_index import BM25_B, BM25_K1
+from rag_core.vectordb.pg_bm25 import NAME_SUFFIXES as _BM25_SUFFIXES, Bm25Tables
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 from rag_core.vectordb.search_type import SearchType
 
@@ -27,8 +30,9 @@ from rag_core.vectordb.search_type import SearchType
 __all__ = ["PgVector", "SearchType"]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-# PostgreSQL keeps the first 63 bytes of a name; index names are the table's plus these
-_INDEX_SUFFIXES = ("_tsv_idx", "_meta_idx", "_name_idx", "_embedding_idx")
+# PostgreSQL keeps the first 63 bytes of a name; the names of indexes and BM25 tables are the
+# table's plus these
+_INDEX_SUFFIXES = ("_tsv_idx", "_meta_idx", "_name_idx", "_embedding_idx", *_BM25_SUFFIXES)
 _NAME_LIMIT = 63
 # All DDL rag-core runs (extension, schema, table, indexes) takes this one transaction-scoped
 # advisory lock: CREATE ... IF NOT EXISTS is not safe against a concurrent CREATE of the same
@@ -84,8 +88,11 @@ class PgVector(VectorDb):
         text_search_config: str = "english",
         name: str | None = None,
         description: str | None = None,
+        bm25_k1: float = BM25_K1,
+        bm25_b: float = BM25_B,
     ) -> None:
         super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
+        self.bm25_k1, self.bm25_b = float(bm25_k1), float(bm25_b)  # BM25's parameters apply at query time
         self.table_name = _identifier("table name", table_name, _INDEX_SUFFIXES)
         self.schema = _identifier("schema name", schema)
         self.text_search_config = _identifier("text search configuration", text_search_config)
@@ -100,6 +107,7 @@ class PgVector(VectorDb):
         self._conn: Any = None
         self._indexes_ready: set[str] = set()
         self._table_ready = False
+        self._bm25_ready = False
 
     # ----------------------------------------------------------- connection and schema
     def _sql(self) -> Any:
@@ -109,6 +117,11 @@ class PgVector(VectorDb):
     def _table(self) -> Any:
         sql = self._sql()
         return sql.Identifier(self.schema, self.table_name)
+
+    @property
+    def _bm25(self) -> Bm25Tables:
+        self._sql()  # psycopg installed, or the extra's hint
+        return Bm25Tables(self.schema, self.table_name, self.text_search_config)
 
     def _connection(self) -> Any:
         if self._conn is None or self._conn.closed:
@@ -157,13 +170,32 @@ class PgVector(VectorDb):
             )
         self.dimensions = stored or wanted
         self._table_ready = True
+        self._ensure_bm25()
+
+    def _ensure_bm25(self) -> None:
+        """The BM25 statistics of the table, built once for a table made before they existed."""
+        if self._bm25_ready:
+            return
+        conn, bm25 = self._connection(), self._bm25
+        if not bm25.installed(conn):
+            psycopg = require("psycopg", extra="pgvector", feature="PgVector")
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+                    if not bm25.installed(conn):  # another process may have built them while we waited
+                        bm25.install(conn)
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise VectorDbError(
+                    f"table {self.schema}.{self.table_name} has no BM25 statistics yet and this role cannot create "
+                    f"them ({str(exc).strip().splitlines()[0]}): open it once as its owner"
+                ) from exc
+        self._bm25_ready = True
 
     def _create(self, conn: Any, dims: int | None) -> None:
         """The table and its keyword, metadata and name indexes (the vector index comes with the
         first load, see _write); the caller holds the DDL lock inside a transaction.
 
-        The GIN index is created here, on the empty table, on purpose: built in bulk after a load
-        it answered SciFact's keyword queries in 34 ms (p50) against 20 ms grown row by row."""
+        The BM25 side tables and their triggers come with it (keyword search reads them)."""
         sql = self._sql()
         vector_type = sql.SQL("vector({})").format(sql.Literal(dims)) if dims else sql.SQL("vector")
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
@@ -182,14 +214,15 @@ class PgVector(VectorDb):
         for index, statement in self._indexes().items():
             if not index.endswith("_embedding_idx"):
                 conn.execute(statement)
+        self._bm25.install(conn)
 
     def _indexes(self) -> dict[str, Any]:
-        """The table's indexes by name: keyword search (GIN over the tsvector), metadata filters,
-        named sources, and the vector index (HNSW needs the vectors' dimensions)."""
+        """The table's indexes by name: metadata filters, named sources, and the vector index
+        (HNSW needs the vectors' dimensions). Keyword search reads the BM25 postings instead of
+        a GIN index over ``tsv`` (tables made before keep theirs; nothing reads it)."""
         sql = self._sql()
         name, table = self.table_name, self._table
         statements = {
-            f"{name}_tsv_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (tsv)", ()),
             f"{name}_meta_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (meta_data jsonb_path_ops)", ()),
             f"{name}_name_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} (name)", ()),
         }
@@ -215,10 +248,13 @@ class PgVector(VectorDb):
         return self._table_ready or self._stored_dimensions() is not None
 
     def drop(self) -> None:
-        """Remove the table and everything in it."""
+        """Remove the table, everything in it and its BM25 statistics."""
         sql = self._sql()
-        self._connection().execute(sql.SQL("DROP TABLE IF EXISTS {}").format(self._table))
-        self._table_ready = False
+        conn = self._connection()
+        with conn.transaction():
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(self._table))
+            self._bm25.drop(conn)
+        self._table_ready = self._bm25_ready = False
         self._indexes_ready = set()
 
     def close(self) -> None:
@@ -267,6 +303,7 @@ class PgVector(VectorDb):
                 # before any row is written: two first loads take turns (the second finds the
                 # index), and the lock is never awaited while holding rows another writer waits on
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+            self._bm25.lock_writers(conn)
             if replace_name is not None:
                 conn.execute(sql.SQL("DELETE FROM {} WHERE name = %s").format(self._table), (replace_name,))
             conn.execute(
@@ -299,8 +336,10 @@ class PgVector(VectorDb):
     def _delete(self, ids: list[str] | None, name: str | None) -> int:
         if not self._exists():
             return 0
+        self._ensure_bm25()
         sql = self._sql()
         with self._connection().transaction():
+            self._bm25.lock_writers(self._connection())
             cur = self._connection().execute(
                 sql.SQL("DELETE FROM {} WHERE id = ANY(%s) OR name = %s").format(self._table), (ids or [], name)
             )
@@ -332,15 +371,10 @@ class PgVector(VectorDb):
         return query, params
 
     def _keyword_cte(self, filters: dict[str, Any] | None) -> Any:
-        sql = self._sql()
-        where, params = self._filter(filters)
-        # plainto_tsquery joins the query's lexemes with AND; ranking wants any of them (OR)
-        query = sql.SQL(
-            "SELECT id, ts_rank(tsv, query.q, 1) AS score FROM {} "
-            "CROSS JOIN (SELECT replace(plainto_tsquery({config}, %s)::text, '&', '|')::tsquery AS q) AS query "
-            "WHERE tsv @@ query.q AND {} ORDER BY score DESC, id COLLATE \"C\" LIMIT %s"
-        ).format(self._table, where, config=sql.Literal(self.text_search_config))
-        return query, params
+        """BM25 in SQL (params: query text, *filter params, depth)."""
+        self._ensure_bm25()
+        where, params = self._filter(filters) if filters else (None, ())
+        return self._bm25.ranking(where, self.bm25_k1, self.bm25_b), params
 
     def _search_settings(self, conn: Any) -> None:
         conn.execute(f"SET LOCAL hnsw.ef_search = {int(self.ef_search)}")

@@ -75,6 +75,7 @@ def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, pg_ur
 
     common = dict(embedder=embedder, search_type=retriever.search_type, hybrid_rrf_k=retriever.hybrid_rrf_k,
                   reranker=_reranker(retriever.reranker), candidate_depth=retriever.candidate_depth)
+    common |= {f"bm25_{p}": value for p, value in (("k1", retriever.bm25_k1), ("b", retriever.bm25_b)) if value is not None}
     if retriever.store == "memory":
         return InMemoryVectorDb(**common)
     if retriever.store == "chroma":

@@ -8,7 +8,15 @@ from typing import Any
 
 from rag_core.evals.atomic import write_checked
 from rag_core.evals.retrieval.evaluate import RetrieverResult
+from rag_core.evals.retrieval.significance import paired_p_value
 from rag_core.evals.retrieval.suite import SuiteSpec
+
+
+DECIMALS = 6  # baselines keep 6 decimals; compared values are rounded alike
+
+
+def _rounded(values: dict[str, float]) -> dict[str, float]:
+    return {q: round(v, DECIMALS) for q, v in values.items()}
 
 
 def baseline_file(suite: SuiteSpec, root: Path, retriever: str) -> Path | None:
@@ -25,12 +33,12 @@ def load_baseline(path: Path | None) -> dict[str, Any] | None:
 
 
 def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> None:
-    primary = suite.metrics[0]
+    """The metrics and every metric's per-query values (what a significance test pairs with)."""
     data = {
         "suite": suite.name,
         "retriever": result.retriever,
-        "metrics": {m: round(v, 6) for m, v in result.metrics.items()},
-        "per_query": {primary: {q: round(v, 6) for q, v in sorted(result.per_query[primary].items())}},
+        "metrics": _rounded(result.metrics),
+        "per_query": {m: _rounded(dict(sorted(result.per_query[m].items()))) for m in suite.metrics},
     }
     write_checked(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
 
@@ -47,25 +55,37 @@ def worse_queries(suite: SuiteSpec, result: RetrieverResult, baseline: dict[str,
 
 
 def check(suite: SuiteSpec, result: RetrieverResult, baseline: dict[str, Any] | None) -> tuple[list[str], str]:
-    """Failures (empty when the gate passes) and a table of every metric, before and after."""
+    """Failures (empty when the gate passes) and a table of every metric, before and after, with
+    the p-value of the change where the baseline has per-query values for the metric."""
     gates = suite.thresholds.get(result.retriever, {})
     old = (baseline or {}).get("metrics", {})
-    rows = [f"{'metric':<14} {'threshold':>9} {'baseline':>9} {'now':>9} {'delta':>9}  status"]
+    old_per_query = (baseline or {}).get("per_query", {})
+    rows = [f"{'metric':<14} {'threshold':>9} {'baseline':>9} {'now':>9} {'delta':>9} {'p':>7}  status"]
     failures = []
     for metric in suite.metrics:
         now = result.metrics[metric]
         floor = gates.get(metric)
         before = old.get(metric)
+        # rounded as the baseline was: an unchanged query differs by 0, not by rounding noise
+        p = (paired_p_value(_rounded(result.per_query[metric]), old_per_query[metric])
+             if metric in old_per_query else None)
         status = "ok"
         if floor is not None and now < floor:
             status = "BELOW THRESHOLD"
             failures.append(f"{metric} = {now:.4f} is below its threshold {floor:.4f}")
         if before is not None and now < before - suite.tolerance:
-            status = "REGRESSED" if status == "ok" else status + ", REGRESSED"
-            failures.append(f"{metric} = {now:.4f} fell below the baseline {before:.4f} by more than {suite.tolerance}")
+            drop = f"{metric} = {now:.4f} fell below the baseline {before:.4f} by more than {suite.tolerance}"
+            if suite.significance is not None and p is not None and p >= suite.significance:
+                status = "ok (drop not significant)" if status == "ok" else status
+            else:
+                status = "REGRESSED" if status == "ok" else status + ", REGRESSED"
+                failures.append(drop + (f" (p = {p:.4f}, paired randomization test)" if p is not None else ""))
         rows.append(
             f"{metric:<14} {floor if floor is not None else '-':>9} "
             f"{f'{before:.4f}' if before is not None else '-':>9} {now:>9.4f} "
-            f"{f'{now - before:+.4f}' if before is not None else '-':>9}  {status}"
+            f"{f'{now - before:+.4f}' if before is not None else '-':>9} "
+            f"{f'{p:.4f}' if p is not None else '-':>7}  {status}"
         )
+    if suite.significance is not None:
+        rows.append(f"(a drop beyond {suite.tolerance} fails only with p < {suite.significance})")
     return failures, "\n".join(rows)

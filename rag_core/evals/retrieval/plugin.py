@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # imported lazily below: a project without retrieval suites n
 class Target:
     id: str
     suite: SuiteSpec | None = None
-    retriever: str | None = None  # None: an `identical` group check
+    retriever: str | None = None  # None: an `identical` group check or a sweep
     group: list[str] | None = None
+    sweep: int | None = None  # index into suite.sweep
     error: str | None = None
 
 
@@ -32,7 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--update-baselines", action="store_true", default=False,
                     help="write each retriever's numbers as its new baseline")
     group.addoption("--report-dir", default=None, metavar="DIR",
-                    help="write retrieval.json, retrieval.md and recall_at_k.png there")
+                    help="write retrieval.json, retrieval.md, TREC run files and the figures there")
     parser.addini("rag_core_retrieval", "folder of retrieval suite files", default="fixtures/retrieval")
 
 
@@ -48,6 +49,8 @@ def _targets(config: pytest.Config) -> list[Target]:
             continue
         targets += [Target(f"{suite.name}/{r.name}", suite, r.name) for r in suite.retrievers]
         targets += [Target(f"{suite.name}/identical:{'='.join(g)}", suite, None, g) for g in suite.identical]
+        targets += [Target(f"{suite.name}/sweep:{s.retriever}" + (f"#{n}" if n else ""), suite, sweep=n)
+                    for n, s in enumerate(suite.sweep)]
     return targets
 
 
@@ -100,15 +103,18 @@ class RetrievalRunner:
             pytest.skip(str(exc))
 
     def result(self, suite: SuiteSpec, name: str) -> RetrieverResult:
+        return self.run(suite, suite.retriever(name))
+
+    def run(self, suite: SuiteSpec, spec: Any) -> RetrieverResult:
         from rag_core.evals.retrieval.evaluate import build_embedder, load_dataset, run_retriever
 
-        key = (suite.name, name)
+        key = (suite.name, spec.name)
         if key not in self.results:
             if suite.name not in self.datasets:
                 self.datasets[suite.name] = load_dataset(suite, self.root)
             dataset = self.datasets[suite.name]
             embedder = build_embedder(suite.embedder, self.root, embedding_mode(self.config)) if suite.embedder else None
-            self.results[key] = run_retriever(suite, suite.retriever(name), dataset, embedder, self._pg_url)
+            self.results[key] = run_retriever(suite, spec, dataset, embedder, self._pg_url)
         return self.results[key]
 
 
@@ -130,7 +136,9 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
         assert target.suite is not None
         failure = None
         try:
-            if target.retriever is None:
+            if target.sweep is not None:
+                _check_sweep(retrieval_runner, target, request)
+            elif target.retriever is None:
                 _check_identical(retrieval_runner, target)
             else:
                 _check_retriever(retrieval_runner, target, request)
@@ -158,12 +166,14 @@ def _check_retriever(runner: RetrievalRunner, target: Target, request: pytest.Fi
     path = gate.baseline_file(suite, runner.root, target.retriever)
     baseline = gate.load_baseline(path)
     worse = gate.worse_queries(suite, result, baseline)
-    request.node.user_properties.append(("rag_core_retrieval", {"summary": result.summary(), "worse": worse}))
     failures, table = gate.check(suite, result, baseline)
     if runner.config.getoption("update_baselines") and path is not None:
         threshold_failures = [f for f in failures if "threshold" in f]
         gate.write_baseline(path, suite, result)
         failures = threshold_failures  # a new baseline is accepted; thresholds still hold
+    summary = {**result.summary(), "gate": "FAIL" if failures else "pass",
+               "baseline_per_query": (baseline or {}).get("per_query", {}).get(suite.metrics[0])}
+    request.node.user_properties.append(("rag_core_retrieval", {"summary": summary, "worse": worse}))
     if failures:
         drops = "".join(f"\n  {q}: {b:.4f} -> {n:.4f}" for q, b, n in worse[:15])
         pytest.fail(
@@ -172,6 +182,21 @@ def _check_retriever(runner: RetrievalRunner, target: Target, request: pytest.Fi
             + "\n\nif the change is intended: pytest evals/ --update-baselines",
             pytrace=False,
         )
+
+
+def _check_sweep(runner: RetrievalRunner, target: Target, request: pytest.FixtureRequest) -> None:
+    from rag_core.evals.retrieval import sweep as sweeps
+
+    suite = target.suite
+    assert suite is not None and target.sweep is not None
+    spec = suite.sweep[target.sweep]
+    pinned = runner.result(suite, spec.retriever)
+    points = [runner.run(suite, variant) for variant in suite.variants(spec)]
+    summary = sweeps.summarize(suite, spec, pinned, points)
+    request.node.user_properties.append(("rag_core_sweep", summary))
+    failures = sweeps.keep_best_failures(suite, spec, summary, pinned, points)
+    if failures:
+        pytest.fail(f"{target.id}: " + "; ".join(failures) + "\n\n" + "\n".join(sweeps.table(summary)), pytrace=False)
 
 
 def _check_identical(runner: RetrievalRunner, target: Target) -> None:
@@ -198,6 +223,7 @@ class _Summary:
         self.config = config
         self.results: list[dict[str, Any]] = []
         self.worse: dict[str, list[Any]] = {}
+        self.sweeps: list[dict[str, Any]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -206,22 +232,28 @@ class _Summary:
             if key == "rag_core_retrieval":
                 self.results.append(info["summary"])
                 self.worse[f"{info['summary']['suite']}/{info['summary']['retriever']}"] = info["worse"]
+            elif key == "rag_core_sweep":
+                self.sweeps.append(info)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.results or hasattr(self.config, "workerinput"):
+        if not (self.results or self.sweeps) or hasattr(self.config, "workerinput"):
             return
         from rag_core.evals.retrieval import report
+        from rag_core.evals.retrieval.sweep import table as sweep_table
 
         terminalreporter.section("rag-core retrieval suites")
         for line in report.table(self.results):
             terminalreporter.write_line(line)
+        for summary in sorted(self.sweeps, key=lambda s: (s["suite"], s["retriever"])):
+            for line in [*sweep_table(summary), ""]:
+                terminalreporter.write_line(line)
         self._orphans(terminalreporter)
         folder = self.config.getoption("report_dir")
         if folder:
             from rag_core.evals.credentials import CredentialError
 
             try:
-                lines = report.write(Path(folder), self.results, self.worse)
+                lines = report.write(Path(folder), self.results, self.worse, self.sweeps)
             except (OSError, CredentialError) as exc:
                 lines = [f"not written: {exc}"]
             for line in lines:

@@ -12,6 +12,9 @@
     identical: [[dense, dense_pgvector]]                        # exact search: same numbers on every store
     baseline: fixtures/retrieval/baselines/scifact              # one JSON per retriever
     tolerance: 0.002                                            # allowed drop below the baseline
+    significance: 0.05                                          # optional: a drop must also be significant
+    sweep:                                                      # optional: grids of a retriever's settings
+      - {retriever: hybrid, grid: {hybrid_rrf_k: [10, 30, 60], candidate_depth: [100, 300]}, keep_best: ndcg@10}
 """
 
 from __future__ import annotations
@@ -58,6 +61,39 @@ class RetrieverSpec(_Strict):
     # candidates each ranking hands to fusion (hybrid) or to the reranker, independent of the
     # suite's evaluation depth; default: the store's own, 3 × depth and at least 30
     candidate_depth: int | None = Field(None, ge=1)
+    # BM25's parameters (memory and pgvector stores; default k1=1.5, b=0.75)
+    bm25_k1: float | None = Field(None, gt=0)
+    bm25_b: float | None = Field(None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _bm25_settings_where_bm25_runs(self) -> RetrieverSpec:
+        if (self.bm25_k1 is not None or self.bm25_b is not None) and (
+                self.store not in ("memory", "pgvector") or self.search_type == "vector"):
+            raise ValueError(f"retriever {self.name}: bm25_k1 and bm25_b apply to keyword or hybrid search on the "
+                             f"memory and pgvector stores (this is {self.search_type} search on {self.store})")
+        return self
+
+
+# the settings a sweep may vary: everything about a retriever except what it is
+SWEEPABLE = ("hybrid_rrf_k", "candidate_depth", "bm25_k1", "bm25_b", "exact", "reranker")
+
+
+class SweepSpec(_Strict):
+    retriever: str
+    grid: dict[str, list[Any]] = Field(min_length=1)
+    # fail when the retriever's own setting scores below the best of the grid on this metric
+    # (by more than the suite's tolerance, and significantly if the suite sets a level)
+    keep_best: str | None = None
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for setting, values in value.items():
+            if setting not in SWEEPABLE:
+                raise ValueError(f"{setting!r} cannot be swept; sweepable settings: {', '.join(SWEEPABLE)}")
+            if not values or len(set(map(repr, values))) != len(values):
+                raise ValueError(f"{setting}: give a list of distinct values")
+        return value
 
 
 class SuiteSpec(_Strict):
@@ -72,6 +108,15 @@ class SuiteSpec(_Strict):
     identical: list[list[str]] = Field(default_factory=list)
     baseline: str | None = None
     tolerance: float = Field(0.002, ge=0)
+    # a drop beyond the tolerance fails only if a paired randomization test over the per-query
+    # scores gives p below this (None: every such drop fails); see significance.py
+    significance: float | None = Field(None, gt=0, lt=1)
+    sweep: list[SweepSpec] = Field(default_factory=list)
+
+    @field_validator("sweep", mode="before")
+    @classmethod
+    def _one_sweep_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
 
     source: Path | None = Field(default=None, exclude=True)
 
@@ -105,6 +150,15 @@ class SuiteSpec(_Strict):
             for retriever in group:
                 if retriever not in names:
                     raise ValueError(f"identical: no retriever named {retriever!r}")
+        for number, sweep in enumerate(self.sweep):
+            if sweep.retriever not in names:
+                raise ValueError(f"sweep {number}: no retriever named {sweep.retriever!r}")
+            if sweep.keep_best is not None and sweep.keep_best not in self.metrics:
+                raise ValueError(f"sweep {number}: keep_best {sweep.keep_best!r} is not in metrics")
+            for variant in self.variants(sweep):  # every grid point must be a valid retriever
+                if variant.candidate_depth is not None and variant.candidate_depth < self.depth:
+                    raise ValueError(f"sweep {number}: candidate_depth {variant.candidate_depth} is below the "
+                                     f"suite's depth {self.depth}")
         needs_vectors = any(r.search_type != "keyword" for r in self.retrievers)
         if needs_vectors and self.embedder is None:
             raise ValueError("vector and hybrid retrievers need an embedder")
@@ -112,6 +166,24 @@ class SuiteSpec(_Strict):
 
     def retriever(self, name: str) -> RetrieverSpec:
         return next(r for r in self.retrievers if r.name == name)
+
+    def variants(self, sweep: SweepSpec) -> list[RetrieverSpec]:
+        """The swept retriever at every point of the grid, named ``retriever[setting=value,...]``."""
+        import itertools
+
+        base = self.retriever(sweep.retriever)
+        settings = list(sweep.grid)
+        variants = []
+        for values in itertools.product(*(sweep.grid[s] for s in settings)):
+            label = ",".join(f"{s}={v}" for s, v in zip(settings, values))
+            data = base.model_dump() | dict(zip(settings, values))
+            try:
+                variant = RetrieverSpec.model_validate(data)
+            except ValidationError as exc:
+                problem = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+                raise ValueError(f"sweep of {base.name}: {label}: {problem}") from None
+            variants.append(variant.model_copy(update={"name": f"{base.name}[{label}]"}))  # a label, not a file name
+        return variants
 
 
 class SuiteFileError(ValueError):
