@@ -119,6 +119,27 @@ class ErrorExpect(_Strict):
     message: str | None = None  # must be contained in the error message
 
 
+class RetrievedExpect(_Strict):
+    """Documents the turn's knowledge searches must have returned (``search_knowledge_base`` calls
+    or traditional RAG): by document name, or by a text each must contain."""
+
+    names: list[str] | None = Field(None, description="names of documents that must be among those returned")
+    contains: list[str] | None = Field(None, description="texts that some returned document must contain")
+    k: int = Field(10, ge=1, description="how many documents of each search count (its first k)")
+    min_recall: float = Field(1.0, ge=0, le=1, description="share of names/contains that must be found")
+    min_precision: float = Field(0.0, ge=0, le=1, description="share of returned documents that must be expected")
+
+    @model_validator(mode="after")
+    def _one(self) -> RetrievedExpect:
+        if (self.names is None) == (self.contains is None):
+            raise ValueError("give exactly one of names or contains")
+        return self
+
+
+# usage limits a case may set by hand (checked against the recorded usage and request count)
+USAGE_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_rounds")
+
+
 class Expect(_Strict):
     """Every field is optional; only the fields present are checked."""
 
@@ -129,8 +150,23 @@ class Expect(_Strict):
     tool_calls: ToolCallsExpect | None = None
     references: list[dict[str, Any]] | None = None
     output: OutputExpect | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, int] | None = None  # a golden's exact counts, or hand-written max_* limits
     error: ErrorExpect | None = None
+    # hand-written only: one spec for every turn, or a list with one per turn (null skips a turn)
+    retrieved: RetrievedExpect | list[RetrievedExpect | None] | None = None
+    stable_prefix: bool | None = Field(
+        None, description="the system prompt and tools are byte-identical in every request of the case")
+
+    @field_validator("usage")
+    @classmethod
+    def _limits_or_counts(cls, value: dict[str, int] | None) -> dict[str, int] | None:
+        limits = [k for k in value or {} if k.startswith("max_")]
+        unknown = [k for k in limits if k not in USAGE_LIMITS]
+        if unknown:
+            raise ValueError(f"unknown usage limit(s) {unknown}; limits are {', '.join(USAGE_LIMITS)}")
+        if limits and len(limits) != len(value or {}):
+            raise ValueError("give either usage limits (max_*) or exact counts, not both")
+        return value
 
 
 class NormalizeRule(_Strict):
@@ -182,6 +218,9 @@ class GoldenCase(_Strict):
             raise ValueError("give exactly one of input or turns")
         if self.turns is not None and not self.turns:
             raise ValueError("turns is empty")
+        retrieved = self.expect.retrieved
+        if isinstance(retrieved, list) and len(retrieved) != len(self.inputs):
+            raise ValueError(f"expect.retrieved lists {len(retrieved)} turn(s), the case has {len(self.inputs)}")
         if isinstance(self.agent, dict):
             for reserved in ("model", "knowledge", "clock"):
                 if reserved in self.agent:
