@@ -14,6 +14,12 @@ pytest_plugins = ["pytester"]
 import bm25s  # noqa: E402,F401  (imported before pytester's in-process runs; see test_harness.py)
 import numpy  # noqa: E402,F401
 
+try:  # the report's figures: imported here too, or a run inside pytester imports a second matplotlib
+    import matplotlib.pyplot  # noqa: E402,F401
+    import matplotlib.ticker  # noqa: E402,F401
+except ImportError:
+    pass
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SUITE = """
