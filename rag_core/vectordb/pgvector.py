@@ -13,6 +13,7 @@ is a bound parameter; table and schema names are validated and quoted.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Literal
@@ -118,7 +119,7 @@ class PgVector(VectorDb):
         sql = self._sql()
         return sql.Identifier(self.schema, self.table_name)
 
-    @property
+    @functools.cached_property
     def _bm25(self) -> Bm25Tables:
         self._sql()  # psycopg installed, or the extra's hint
         return Bm25Tables(self.schema, self.table_name, self.text_search_config)

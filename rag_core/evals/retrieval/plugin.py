@@ -90,6 +90,7 @@ class RetrievalRunner:
         self.root = Path(config.rootpath)
         self.tmp = tmp
         self.datasets: dict[str, Dataset] = {}
+        self.embedders: dict[str, Any] = {}  # one embedding cache per suite, read from disk once
         self.results: dict[tuple[str, str], RetrieverResult] = {}
 
     def _pg_url(self) -> str:
@@ -112,9 +113,10 @@ class RetrievalRunner:
         if key not in self.results:
             if suite.name not in self.datasets:
                 self.datasets[suite.name] = load_dataset(suite, self.root)
-            dataset = self.datasets[suite.name]
-            embedder = build_embedder(suite.embedder, self.root, embedding_mode(self.config)) if suite.embedder else None
-            self.results[key] = run_retriever(suite, spec, dataset, embedder, self._pg_url)
+            if suite.embedder and suite.name not in self.embedders:
+                self.embedders[suite.name] = build_embedder(suite.embedder, self.root, embedding_mode(self.config))
+            self.results[key] = run_retriever(suite, spec, self.datasets[suite.name], self.embedders.get(suite.name),
+                                              self._pg_url)
         return self.results[key]
 
 

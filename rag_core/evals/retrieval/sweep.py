@@ -17,7 +17,7 @@ def summarize(suite: SuiteSpec, sweep: SweepSpec, pinned: RetrieverResult,
     base = suite.retriever(sweep.retriever)
     rows = [{"retriever": r.retriever, "settings": {s: getattr(v, s) for s in sweep.grid}, "metrics": r.metrics}
             for r, v in zip(points, suite.variants(sweep))]
-    best = {m: max(rows, key=lambda row: (row["metrics"][m], -rows.index(row)))["retriever"] for m in suite.metrics}
+    best = {m: max(rows, key=lambda row: row["metrics"][m])["retriever"] for m in suite.metrics}  # max keeps the first
     return {"suite": suite.name, "retriever": sweep.retriever, "keep_best": sweep.keep_best,
             "pinned": {"settings": {s: getattr(base, s) for s in sweep.grid}, "metrics": pinned.metrics},
             "points": rows, "best": best}
