@@ -13,7 +13,7 @@ def golden_orphans(cases: Iterable[Any], cases_dir: Path, cassettes_dir: Path) -
     """Top-level cassettes and ``.golden.yaml`` files that belong to no case. Sub-folders of the
     cassettes folder (embedding caches, other recordings) are not the golden cases' to judge."""
     cases = list(cases)
-    used = {(cassettes_dir / c.cassette_name()).resolve() for c in cases} | {c.golden_path.resolve() for c in cases}
+    used = {(cassettes_dir / n).resolve() for c in cases for n in c.cassette_names()} | {c.golden_path.resolve() for c in cases}
     candidates = sorted(cases_dir.glob(f"*{GOLDEN_SUFFIX}")) + sorted(cassettes_dir.glob("*.yaml"))
     return [p for p in candidates if p.resolve() not in used]
 

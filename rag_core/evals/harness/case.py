@@ -153,6 +153,7 @@ class Expect(_Strict):
     usage: dict[str, int] | None = None  # a golden's exact counts, or hand-written max_* limits
     error: ErrorExpect | None = None
     # hand-written only: one spec for every turn, or a list with one per turn (null skips a turn)
+    apis: list[str] | None = Field(None, description="the API of each request, in order (target cases)")
     retrieved: RetrievedExpect | list[RetrievedExpect | None] | None = None
     stable_prefix: bool | None = Field(
         None, description="the system prompt and tools are byte-identical in every request of the case")
@@ -184,6 +185,12 @@ class GoldenCase(_Strict):
     description: str = ""
     tags: list[str] = Field(default_factory=list)
     agent: dict[str, Any] | str = Field(default_factory=dict)
+    target: str | None = Field(None, description="'package.module:callable' run instead of a rag_core agent; "
+                               "golden fields are read from its provider traffic")
+    compare_with: str | None = Field(None, description="another 'package.module:callable' run on the same input and "
+                                     "emulator script; its traffic must match this case's (see ignore)")
+    ignore: list[str] = Field(default_factory=list, description="paths (like normalize paths) compare_with leaves out")
+    requires: list[str] = Field(default_factory=list, description="modules the case needs; it is skipped without them")
     model: ModelSpec = Field(default_factory=ModelSpec)
     knowledge: KnowledgeSpec | None = None
     input: str | None = None
@@ -205,11 +212,11 @@ class GoldenCase(_Strict):
             raise ValueError("a cassette is named relative to the cassettes folder, without '..' (it must stay inside it)")
         return value
 
-    @field_validator("agent")
+    @field_validator("agent", "target", "compare_with")
     @classmethod
     def _factory_path(cls, value: Any) -> Any:
         if isinstance(value, str) and not re.match(r"^[\w.]+:\w+$", value):
-            raise ValueError("a factory must be written 'package.module:function'")
+            raise ValueError("write it as 'package.module:function'")
         return value
 
     @model_validator(mode="after")
@@ -221,6 +228,14 @@ class GoldenCase(_Strict):
         retrieved = self.expect.retrieved
         if isinstance(retrieved, list) and len(retrieved) != len(self.inputs):
             raise ValueError(f"expect.retrieved lists {len(retrieved)} turn(s), the case has {len(self.inputs)}")
+        if self.target is not None:
+            given = sorted({"agent", "model", "knowledge"} & self.model_fields_set)
+            if given:
+                raise ValueError(f"a target case builds its own clients and agent: remove {', '.join(given)} "
+                                 "(or drop target: to test a rag_core agent)")
+            if self.expect.retrieved is not None:
+                raise ValueError("expect.retrieved reads the agent's references, which a target's traffic does not "
+                                 "show; check the answer or the tool calls instead")
         if isinstance(self.agent, dict):
             for reserved in ("model", "knowledge", "clock"):
                 if reserved in self.agent:
@@ -242,6 +257,16 @@ class GoldenCase(_Strict):
 
     def cassette_name(self) -> str:
         return self.cassette or f"{self.id}.yaml"
+
+    def compare_cassette_name(self) -> str | None:
+        """The cassette of the ``compare_with`` subject, beside the case's own (None without one)."""
+        if self.compare_with is None:
+            return None
+        name = self.cassette_name()
+        return f"{name[:-5] if name.endswith('.yaml') else name}.compare.yaml"
+
+    def cassette_names(self) -> list[str]:
+        return [n for n in (self.cassette_name(), self.compare_cassette_name()) if n is not None]
 
 
 def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path) -> str:

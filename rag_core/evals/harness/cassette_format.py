@@ -28,7 +28,7 @@ from rag_core.evals.harness.yaml_dump import dump
 FORMAT_VERSION = 1  # the ``version`` field of every cassette this code writes and reads
 
 
-def _content_type(headers: dict[str, Any]) -> str:
+def content_type(headers: dict[str, Any]) -> str:
     for key, value in (headers or {}).items():
         if key.lower() == "content-type":
             return (value[0] if isinstance(value, list) else str(value)).lower()
@@ -68,8 +68,8 @@ def serialize(data: dict[str, Any]) -> str:
     interactions = []
     for interaction in data["interactions"]:
         request, response = dict(interaction["request"]), dict(interaction["response"])
-        request["body"] = _encode_body(request.get("body"), _content_type(request.get("headers", {})))
-        response["body"] = _encode_body(response.get("body", {}).get("string"), _content_type(response.get("headers", {})))
+        request["body"] = _encode_body(request.get("body"), content_type(request.get("headers", {})))
+        response["body"] = _encode_body(response.get("body", {}).get("string"), content_type(response.get("headers", {})))
         interactions.append({"request": request, "response": response})
     out: dict[str, Any] = {}
     metadata = data.get("metadata") or {}

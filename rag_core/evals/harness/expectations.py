@@ -11,8 +11,10 @@ from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.wire import prompt_prefix
 
 
-def check(case: GoldenCase, turn_references: list[list[dict[str, Any]]], observed: dict[str, Any]) -> list[str]:
-    """One message per failed check, naming the case file and the field."""
+def check(case: GoldenCase, turn_references: list[list[dict[str, Any]]], observed: dict[str, Any],
+          chat_requests: list[dict[str, Any]]) -> list[str]:
+    """One message per failed check, naming the case file and the field. ``chat_requests`` are
+    the bodies of the case's model requests (embedding and rerank calls have no prompt prefix)."""
     where = f"{shown(case.source)}:expect"
     failures = []
     expect = case.expect
@@ -26,7 +28,7 @@ def check(case: GoldenCase, turn_references: list[list[dict[str, Any]]], observe
                     failures.append(f"{where}.retrieved{label}: {problem}")
     failures += [f"{where}.usage: {p}" for p in usage_problems(expect.usage or {}, observed)]
     if expect.stable_prefix:
-        problem = prefix_problem(observed["requests"])
+        problem = prefix_problem(chat_requests)
         if problem:
             failures.append(f"{where}.stable_prefix: {problem}")
     return failures

@@ -19,7 +19,7 @@ def observe(agent: Agent, outputs: list[RunOutput], requests: list[dict[str, Any
             usage[key] = usage.get(key, 0) + value
     last = outputs[-1] if outputs else None
     observed: dict[str, Any] = {
-        "system_prompt": agent.get_system_message(),
+        "system_prompt": _system_prompt(agent, outputs),
         "user_messages": [m.content for out in outputs for m in out.own_messages[:1]],
         "tools": [f.to_dict() for f in agent.get_tools()],
         "requests": requests,
@@ -29,12 +29,59 @@ def observe(agent: Agent, outputs: list[RunOutput], requests: list[dict[str, Any
         "usage": usage,
     }
     if error is not None:
-        observed["error"] = {
-            "type": type(error).__name__,
-            "status_code": getattr(error, "status_code", None),
-            "message": str(getattr(error, "provider_message", None) or error),
-        }
+        observed["error"] = _error(error)
     return observed
+
+
+def _system_prompt(agent: Agent, outputs: list[RunOutput]) -> str | None:
+    """The system message the first run sent (an agent whose prompt reads a moving clock would
+    build another one now); the agent's current one when no run got that far."""
+    for out in outputs[:1]:
+        for message in out.messages[: out.first_own_message]:
+            if message.role == "system":
+                return message.content
+    return agent.get_system_message()
+
+
+def _error(error: BaseException) -> dict[str, Any]:
+    return {
+        "type": type(error).__name__,
+        "status_code": getattr(error, "status_code", None),
+        "message": str(getattr(error, "provider_message", None) or error),
+    }
+
+
+def observe_target(seen: dict[str, Any], answers: list[str | None], error: BaseException | None) -> dict[str, Any]:
+    """A target case's golden fields: all from its traffic (``wire.observe``) except the answer,
+    which the target returned (or, when it returned none, the last model response's text).
+    References and tool execution records happen inside the target: absent, not guessed."""
+    final = answers[-1] if answers and answers[-1] is not None else seen["final_text"]
+    observed = {name: seen[name] for name in ("system_prompt", "user_messages", "tools", "apis", "requests",
+                                              "tool_calls")}
+    observed["output"] = {"equals": final} if error is None and final is not None else None
+    observed["usage"] = seen["usage"]
+    if error is not None:
+        observed["error"] = _error(error)
+    return observed
+
+
+# what the wire and a rag_core agent's own account must agree on
+AGREEING_FIELDS = ("system_prompt", "user_messages", "tools", "tool_calls")
+
+
+def agreement(observed: dict[str, Any], seen: dict[str, Any], cassette: str,
+              rules: list[NormalizeRule] = ()) -> list[str]:
+    """Where a rag_core agent's account of its run (system prompt, user messages, tools, tool
+    calls) differs from what its requests and responses show: the adapter sent something the
+    agent does not know about, or the agent reports something never sent."""
+    from rag_core.evals.harness.compare import unified
+    from rag_core.evals.harness.wire import neutral_tool
+
+    own = dict(observed, tools=[neutral_tool(t) for t in observed["tools"]])
+    seen = normalize(seen, list(rules))
+    return [f"{cassette}: the agent's {name} differs from what its traffic shows:\n"
+            + unified(f"{name} (agent, expected) vs wire", own[name], seen[name])
+            for name in AGREEING_FIELDS if own[name] != seen[name]]
 
 
 def normalize(data: dict[str, Any], rules: list[NormalizeRule]) -> dict[str, Any]:
@@ -43,6 +90,17 @@ def normalize(data: dict[str, Any], rules: list[NormalizeRule]) -> dict[str, Any
     for rule in rules:
         _replace(data, [m.group(1) or m.group(2) for m in _STEP.finditer(rule.path)], rule.placeholder)
     return data
+
+
+def without(data: dict[str, Any], paths: list[str]) -> dict[str, Any]:
+    """A copy of ``data`` with every value each path reaches removed (a dict key, a list item)."""
+    data = copy.deepcopy(data)
+    for path in paths:
+        _replace(data, [m.group(1) or m.group(2) for m in _STEP.finditer(path)], _REMOVE)
+    return data
+
+
+_REMOVE: Any = object()
 
 
 def _replace(node: Any, steps: list[str], placeholder: str) -> None:
@@ -57,8 +115,10 @@ def _replace(node: Any, steps: list[str], placeholder: str) -> None:
         targets = [step]
     else:
         return
-    for key in targets:
+    for key in sorted(targets, key=str, reverse=True):  # list items from the end: removal shifts the rest
         if rest:
             _replace(node[key], rest, placeholder)
+        elif placeholder is _REMOVE:
+            del node[key]
         else:
             node[key] = placeholder

@@ -10,6 +10,7 @@ it, so projects without golden cases pay only for this module.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,6 +212,12 @@ class GoldenHarness:
         from rag_core.evals.harness.runner import run_case
 
         assert ref.case is not None
+        absent = [m for m in ref.case.requires if importlib.util.find_spec(m) is None]
+        if absent:
+            reason = f"{ref.case.id} requires {', '.join(absent)}, which is not installed"
+            if os.environ.get("RAG_CORE_REQUIRE_ALL_CASES"):
+                pytest.fail(reason + " (RAG_CORE_REQUIRE_ALL_CASES is set: no case may skip)", pytrace=False)
+            pytest.skip(reason)
         try:
             result = run_case(ref.case, self.settings, _selector(self.node))
         except (HarnessError, CredentialError) as exc:

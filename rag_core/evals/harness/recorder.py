@@ -30,6 +30,7 @@ from rag_core.evals.harness import cassette_format
 from rag_core.evals.harness.errors import HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
 from rag_core.evals.harness.provider_env import DUMMY_KEY
+from rag_core.evals.harness.wire import Exchange
 from rag_core.evals.harness.paths import shown
 
 
@@ -48,6 +49,15 @@ def _json(body: Any) -> Any:
         return body
 
 
+def _exchange(request: Any, response: dict[str, Any]) -> Exchange:
+    body = response.get("body", {}).get("string")
+    stream = "event-stream" in cassette_format.content_type(response.get("headers", {}))
+    if stream and isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    return Exchange(request.method, request.path, _json(request.body), int(response["status"]["code"]),
+                    body if stream else _json(body))
+
+
 def _clean_response(response: dict[str, Any]) -> dict[str, Any]:
     response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_RESPONSE_HEADERS}
     return response
@@ -64,6 +74,8 @@ class Replay:
     recorded: list[tuple[str, str, int]] = field(default_factory=list)
     # what the cassette says it was recorded with (target, sdk, date, script digest)
     recorded_with: dict[str, Any] = field(default_factory=dict)
+    # every request and answer of the run, recorded or replayed, in the order sent
+    exchanges: list[Exchange] = field(default_factory=list)
 
 
 class _AtomicPersister:
@@ -170,16 +182,25 @@ class CaseRecorder:
                                  "sdk": sdk_version, "date": date.today().isoformat()})
                     if self.emulator_url and self.script_digest:
                         meta["script"] = self.script_digest
-                original = cassette.play_response
+                original, original_append = cassette.play_response, cassette.append
 
                 def play_response(request: Any) -> Any:
                     before = dict(cassette.play_counts)
                     response = original(request)
                     index = next(i for i, n in cassette.play_counts.items() if n != before.get(i, 0))
                     replay.pairs.append((request.path, _json(request.body), _json(cassette.requests[index].body)))
+                    replay.exchanges.append(_exchange(request, response))
                     return response
 
-                cassette.play_response = play_response  # observe each replayed request and what it was paired with
+                def append(request: Any, response: Any) -> None:
+                    count = len(cassette.data)
+                    original_append(request, response)
+                    if len(cassette.data) > count:
+                        replay.exchanges.append(_exchange(*cassette.data[-1]))
+
+                # observe each replayed request (and what it was paired with) and each recorded one
+                cassette.play_response = play_response
+                cassette.append = append
                 try:
                     yield replay
                 finally:

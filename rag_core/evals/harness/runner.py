@@ -16,7 +16,10 @@ from rag_core.evals.harness import expectations
 from rag_core.evals.harness import hints
 from rag_core.evals.harness.case import GoldenCase, load_expect
 from rag_core.evals.harness.errors import RecordingFailed, UnrecordedRequestError
-from rag_core.evals.harness.observe import normalize, observe
+from rag_core.evals.harness import wire
+from rag_core.evals.harness.differential import differences
+from rag_core.evals.harness.observe import agreement, normalize, observe, observe_target
+from rag_core.evals.harness.target import TargetContext, answer_text, load_target
 from rag_core.evals.harness.provider_env import provider_environment
 from rag_core.evals.harness.recorder import CaseRecorder, api_key, network_blocked
 from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
@@ -44,11 +47,13 @@ class CaseResult:
     new_golden: bool = False  # written for the first time: to be reviewed before committing
     recorded: bool = False
     tokens: int = 0
+    wire: dict[str, Any] = field(default_factory=dict)  # the golden fields read from the case's traffic
 
 
-def _run_turns(agent: Any, case: GoldenCase) -> tuple[list[Any], BaseException | None]:
+def _run_turns(agent: Any, case: GoldenCase, turn_starts: list[int], replay: Any) -> tuple[list[Any], BaseException | None]:
     outputs = []
     for text in case.inputs:
+        turn_starts.append(len(replay.exchanges))
         try:
             result = agent.run(text, stream=bool(case.stream))
             out = list(result)[-1].output if case.stream else result
@@ -61,14 +66,31 @@ def _run_turns(agent: Any, case: GoldenCase) -> tuple[list[Any], BaseException |
     return outputs, None
 
 
-def _sdk_version(provider: str) -> str:
-    if provider == "gemini":
-        from google.genai import version
+def _run_target(target: Any, case: GoldenCase, context: TargetContext, turn_starts: list[int],
+                replay: Any) -> tuple[list[str | None], BaseException | None]:
+    answers = []
+    for turn, text in enumerate(case.inputs):
+        turn_starts.append(len(replay.exchanges))
+        context.turn = turn
+        try:
+            answers.append(answer_text(target(text, context)))
+        except Exception as exc:
+            return answers, exc
+    return answers, None
 
-        return f"google-genai {version.__version__}"
-    import openai
 
-    return f"openai {openai.__version__}"
+def _sdk_version(provider: str | None) -> str:
+    """What the cassette records as the SDK; for a target, every provider SDK installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    wanted = {"openai": ["openai"], "gemini": ["google-genai"], None: ["openai", "google-genai", "cohere"]}[provider]
+    found = []
+    for package in wanted:
+        try:
+            found.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            pass
+    return ", ".join(found)
 
 
 def _in_chain(exc: BaseException | None, wanted: tuple[type, ...]) -> BaseException | None:
@@ -122,12 +144,24 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
     return None
 
 
-def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) -> CaseResult:
-    """Run one case. ``selector`` is what selects it on a pytest command line (its node id), for hints."""
-    selector = selector or case.id
-    result = CaseResult(case.id)
-    recorder = CaseRecorder(settings.cassettes_dir / case.cassette_name(), settings.record_mode,
-                            settings.emulator.url if settings.emulator else None, script_digest(case))
+@dataclass
+class Played:
+    """One subject's run inside its cassette: what it produced and what crossed the wire."""
+
+    recorder: CaseRecorder
+    replay: Any
+    turn_starts: list[int]
+    produced: Any  # the agent and its outputs, or a target's answers
+    error: BaseException | None
+
+
+def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, target_spec: str | None,
+          field_name: str = "target") -> Played:
+    """Record or replay one subject of a case (its rag_core agent, or the callable ``target_spec``
+    names) in ``cassette``; raises when the cassette is missing or does not fit, or when a
+    recording failed (nothing is written then)."""
+    recorder = CaseRecorder(cassette, settings.record_mode, settings.emulator.url if settings.emulator else None,
+                            script_digest(case))
     recording = recorder.will_record
     emulated = bool(case.emulate) or settings.emulator is not None
     if not recording and not recorder.path.exists():
@@ -137,17 +171,31 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         )
     provider = None
     if recording and settings.emulator is not None:
+        # seeded by the case: a compared subject gets the same ids as the case's own
         provider = settings.emulator.load(case.emulate, seed=case.id)
     emulator_url = settings.emulator.url if recording and settings.emulator else None
-    key = api_key(PROVIDER[case.model.api], recording, settings.emulator is not None)
-    model = build_model(case.model, emulator_url=emulator_url, api_key=key,
-                        timeout=settings.record_timeout if recording else None)
+    if target_spec is not None:
+        target = load_target(target_spec, f"{comparing.shown(case.source)}: {field_name}")
+    else:
+        key = api_key(PROVIDER[case.model.api], recording, settings.emulator is not None)
+        model = build_model(case.model, emulator_url=emulator_url, api_key=key,
+                            timeout=settings.record_timeout if recording else None)
     guard = network_blocked() if (settings.block_network or not recording) else nullcontext()
     environment = provider_environment(emulator_url, recording)
-    with guard, environment, recorder.use(_sdk_version(PROVIDER[case.model.api])) as replay:
-        # built inside the cassette: a factory may call providers too (embedding a corpus)
-        agent = build_agent(case, model, settings.fixtures_dir)
-        outputs, error = _run_turns(agent, case)
+    turn_starts: list[int] = []
+    sdk = _sdk_version(None if target_spec is not None else PROVIDER[case.model.api])
+    with guard, environment, recorder.use(sdk) as replay:
+        if target_spec is not None:
+            context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
+                                    emulated=emulator_url is not None or (not recording and replay.recorded_with.get(
+                                        "target") == "rag-core provider emulator"),
+                                    fixtures=settings.fixtures_dir)
+            produced, error = _run_target(target, case, context, turn_starts, replay)
+        else:
+            # built inside the cassette: a factory may call providers too (embedding a corpus)
+            agent = build_agent(case, model, settings.fixtures_dir)
+            outputs, error = _run_turns(agent, case, turn_starts, replay)
+            produced = (agent, outputs)
     from vcr.errors import CannotOverwriteExistingCassetteException
 
     missing = _in_chain(error, (CannotOverwriteExistingCassetteException,))
@@ -156,7 +204,7 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         what = f"{request.method} {request.path}" if request is not None else "a request"
         emulated = emulated or replay.recorded_with.get("target") == "rag-core provider emulator"
         raise UnrecordedRequestError(
-            f"{case.id}: the agent sent {what} (request #{len(replay.pairs) + 1}), which "
+            f"{case.id}: {target_spec or 'the agent'} sent {what} (request #{len(replay.pairs) + 1}), which "
             f"{comparing.shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
             f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
@@ -168,18 +216,55 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
                 f"{case.id}: recording failed, nothing was written ({comparing.shown(recorder.path)} and "
                 f"{comparing.shown(case.golden_path)} are as they were): {problem}"
             )
+    return Played(recorder, replay, turn_starts, produced, error)
+
+
+def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) -> CaseResult:
+    """Run one case. ``selector`` is what selects it on a pytest command line (its node id), for hints."""
+    selector = selector or case.id
+    result = CaseResult(case.id)
+    played = _play(case, settings, selector, settings.cassettes_dir / case.cassette_name(), case.target)
+    other = None
+    if case.compare_with is not None:
+        try:
+            other = _play(case, settings, selector, settings.cassettes_dir / case.compare_cassette_name(), case.compare_with,
+                          "compare_with")
+        except BaseException:
+            played.recorder.discard()
+            raise
+    recorder, replay, turn_starts, error = played.recorder, played.replay, played.turn_starts, played.error
+    recording = recorder.will_record
+    emulated = bool(case.emulate) or settings.emulator is not None
+    is_target = case.target is not None
+    if is_target:
+        answers = played.produced
+    else:
+        agent, outputs = played.produced
     result.recorded = recording
-    sent = [r for out in outputs for r in out.requests]
-    observed = normalize(observe(agent, outputs, sent, error), case.rules)
-    hand_checks = expectations.check(case, [out.references for out in outputs], observed)
+    seen_on_wire = wire.observe(replay.exchanges, turn_starts)
+    chat_requests = [e.request for e in replay.exchanges if e.api in wire.CHAT_APIS]
+    if is_target:
+        observed = normalize(observe_target(seen_on_wire, answers, error), case.rules)
+        hand_checks = expectations.check(case, [[] for _ in case.inputs], observed, chat_requests)
+    else:
+        sent = [r for out in outputs for r in out.requests]
+        observed = normalize(observe(agent, outputs, sent, error), case.rules)
+        hand_checks = expectations.check(case, [out.references for out in outputs], observed, chat_requests)
+        # the agent's own account and the wire must tell the same story
+        hand_checks += agreement(observed, seen_on_wire, comparing.shown(recorder.path), case.rules)
+    result.wire = seen_on_wire
+    if other is not None:
+        hand_checks += differences(case, seen_on_wire, wire.observe(other.replay.exchanges, other.turn_starts))
     result.tokens = observed["usage"].get("total_tokens", 0)
     if not recording:
-        result.stale = _stale(replay, recorder.path, case, selector)
-        if replay.unused:
-            result.failures.append(
-                f"{comparing.shown(recorder.path)}: {replay.unused} recorded interaction(s) were not used: the run made "
-                f"fewer provider calls than when it was recorded. Record it again: {hints.rerecord(selector, emulated)}"
-            )
+        for run in [played] + ([other] if other is not None else []):
+            result.stale += _stale(run.replay, run.recorder.path, case, selector)
+            if run.replay.unused:
+                result.failures.append(
+                    f"{comparing.shown(run.recorder.path)}: {run.replay.unused} recorded interaction(s) were not used: "
+                    f"the run made fewer provider calls than when it was recorded. Record it again: "
+                    f"{hints.rerecord(selector, emulated)}"
+                )
     golden_path = case.golden_path
     # a case recorded for the first time gets its first golden with the recording: replay alone
     # (CI) never writes one, so a case without a reviewed golden still fails there
@@ -189,6 +274,8 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         credentials.check(comparing.shown(golden_path), observed)  # refused before anything is replaced
     if recording:
         recorder.commit()
+        if other is not None:
+            other.recorder.commit()
     if text is not None:
         if not golden_path.exists() or golden_path.read_text(encoding="utf-8") != text:
             result.new_golden = not golden_path.exists()
@@ -220,7 +307,12 @@ def _stale(replay: Any, path: Path, case: GoldenCase, selector: str) -> list[str
     if emulated and recorded_script is not None and recorded_script != script_digest(case):
         reports.append(f"stale cassette {comparing.shown(path)}: the case's emulate: script changed since it was "
                        f"recorded; {fix}")
-    for index, (request_path, sent, recorded) in enumerate(replay.pairs):
+    # the case's normalize rules on requests hold for the cassette too: a value the golden
+    # declares volatile does not make the cassette stale
+    rules = [r for r in case.rules if r.path.startswith("requests[*]")]
+    now = normalize({"requests": [p[1] for p in replay.pairs]}, rules)["requests"]
+    then = normalize({"requests": [p[2] for p in replay.pairs]}, rules)["requests"]
+    for index, (request_path, sent, recorded) in enumerate(zip([p[0] for p in replay.pairs], now, then)):
         if sent != recorded:
             reports.append(
                 f"stale cassette {comparing.shown(path)} (request #{index + 1}, {request_path}, differs from what "
