@@ -145,3 +145,14 @@ def test_an_adapter_sending_what_the_agent_does_not_know_fails_the_case(tmp_path
     disagreement = [f for f in result.failures if "differs from what its traffic shows" in f]
     assert len(disagreement) == 1
     assert "the agent's system_prompt" in disagreement[0] and "Always answer in French." in disagreement[0]
+
+
+def test_ignore_removes_every_item_a_star_reaches_in_long_lists():
+    """Removal runs from the last index down; in string order "10" would come before "9" and a
+    removal would shift the item the next one meant."""
+    from rag_core.evals.harness.observe import without
+
+    data = {"requests": [{"n": i, "keep": i} for i in range(12)]}
+    assert without(data, ["requests[*].n"]) == {"requests": [{"keep": i} for i in range(12)]}
+    assert without(data, ["requests[*]"]) == {"requests": []}
+    assert without(data, ["requests[10]"])["requests"] == [r for r in data["requests"] if r["n"] != 10]

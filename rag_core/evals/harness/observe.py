@@ -115,7 +115,7 @@ def _replace(node: Any, steps: list[str], placeholder: str) -> None:
         targets = [step]
     else:
         return
-    for key in sorted(targets, key=str, reverse=True):  # list items from the end: removal shifts the rest
+    for key in sorted(targets, reverse=True):  # list items from the end: removal shifts the rest
         if rest:
             _replace(node[key], rest, placeholder)
         elif placeholder is _REMOVE:
