@@ -61,14 +61,18 @@ def _tool(entry: Any, where: str) -> Any:
     if isinstance(entry, dict) and list(entry) == ["reasoning"]:
         return ReasoningTools(**(entry["reasoning"] or {}))
     if isinstance(entry, str) and ":" in entry:
-        return _import(entry, where)
+        return import_named(entry, where)
     raise CaseFileError(f"{where}: unknown tool {entry!r}: use 'reasoning', {{reasoning: {{...}}}} or 'module:function'")
 
 
-def _import(target: str, where: str) -> Any:
+def import_named(target: str, where: str) -> Any:
+    """What a ``module:attribute`` string names; a CaseFileError naming ``where`` otherwise."""
     module_name, _, attribute = target.partition(":")
     try:
         return getattr(importlib.import_module(module_name), attribute)
+    except ModuleNotFoundError as exc:
+        raise CaseFileError(f"{where}: cannot import {target!r}: no module named {exc.name!r} (not installed, or not "
+                            "on pytest's pythonpath)") from None
     except (ImportError, AttributeError) as exc:
         raise CaseFileError(f"{where}: cannot import {target!r} ({exc})") from None
 
@@ -76,7 +80,7 @@ def _import(target: str, where: str) -> Any:
 def build_agent(case: GoldenCase, model: Model, fixtures: Path) -> Agent:
     source = shown(case.source)
     if isinstance(case.agent, str):
-        factory = _import(case.agent, f"{source}: agent")
+        factory = import_named(case.agent, f"{source}: agent")
         agent = factory(model)
         if not isinstance(agent, Agent):
             raise CaseFileError(f"{source}: agent: {case.agent} returned {type(agent).__name__}, not an Agent")

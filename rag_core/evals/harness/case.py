@@ -152,8 +152,8 @@ class Expect(_Strict):
     output: OutputExpect | None = None
     usage: dict[str, int] | None = None  # a golden's exact counts, or hand-written max_* limits
     error: ErrorExpect | None = None
-    # hand-written only: one spec for every turn, or a list with one per turn (null skips a turn)
     apis: list[str] | None = Field(None, description="the API of each request, in order (target cases)")
+    # hand-written only: one spec for every turn, or a list with one per turn (null skips a turn)
     retrieved: RetrievedExpect | list[RetrievedExpect | None] | None = None
     stable_prefix: bool | None = Field(
         None, description="the system prompt and tools are byte-identical in every request of the case")

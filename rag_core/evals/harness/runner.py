@@ -242,7 +242,7 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         agent, outputs = played.produced
     result.recorded = recording
     seen_on_wire = wire.observe(replay.exchanges, turn_starts)
-    chat_requests = [e.request for e in replay.exchanges if e.api in wire.CHAT_APIS]
+    chat_requests = seen_on_wire["chat_requests"]
     if is_target:
         observed = normalize(observe_target(seen_on_wire, answers, error), case.rules)
         hand_checks = expectations.check(case, [[] for _ in case.inputs], observed, chat_requests)

@@ -9,13 +9,13 @@ outputs), or None to let the last model response's text stand for it.
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
+from rag_core.evals.harness.build import import_named
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.provider_env import DUMMY_KEY, ENDPOINTS, KEYS
 
@@ -51,14 +51,7 @@ class TargetContext:
 
 
 def load_target(spec: str, where: str) -> Callable[..., Any]:
-    module_name, _, attribute = spec.partition(":")
-    try:
-        target = getattr(importlib.import_module(module_name), attribute)
-    except ModuleNotFoundError as exc:
-        raise CaseFileError(f"{where}: cannot import {spec!r}: no module named {exc.name!r} (not installed, or not "
-                            "on pytest's pythonpath)") from None
-    except (ImportError, AttributeError) as exc:
-        raise CaseFileError(f"{where}: cannot import {spec!r} ({exc})") from None
+    target = import_named(spec, where)
     if not callable(target):
         raise CaseFileError(f"{where}: {spec} is a {type(target).__name__}, not a callable")
     return target

@@ -326,12 +326,13 @@ def observe(exchanges: list[Exchange], turn_starts: list[int]) -> dict[str, Any]
         request = next((e.request for i, e in chats if start <= i < end), None)
         if request is not None:
             user_messages.append(last_user_message(request))
-    answers = [a for a in (answer(e) for _, e in chats) if a is not None]
+    parsed = [answer(e) for _, e in chats]
+    answers = [a for a in parsed if a is not None]
     usage: dict[str, int] = {}
     for a in answers:
         for key, value in a.usage.items():
             usage[key] = usage.get(key, 0) + value
-    last = answer(chats[-1][1]) if chats else None
+    last = parsed[-1] if parsed else None
     return {
         "apis": [e.api or f"{e.method} {e.path}" for e in exchanges],
         "system_prompt": system_prompt(first) if chats else None,
