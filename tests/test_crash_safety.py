@@ -61,13 +61,33 @@ def target(request, tmp_path):
     if request.param in ("chroma", "lancedb"):
         return request.param, str(tmp_path / request.param)
     url = request.getfixturevalue("pg_url")
-    return request.param, f"{url}|crash_{os.getpid()}_{time.time_ns() % 10**9}"
+    table = f"crash_{os.getpid()}_{time.time_ns() % 10**9}"
+    # the writer's connection is named after its table, so the test can wait for its server side to end
+    return request.param, f"{url}{'&' if '?' in url else '?'}application_name={table}|{table}"
+
+
+def wait_for_the_server_side_of(kind: str, target: str) -> None:
+    """A killed client's last COMMIT may still be in the server's socket buffer: PostgreSQL runs it
+    after the client is gone. The store's state is final only when the writer's backend has ended."""
+    if kind != "pgvector":
+        return
+    import psycopg
+
+    url, table = target.split("|")
+    with psycopg.connect(url.replace(f"application_name={table}", "application_name=crash_check"),
+                         autocommit=True) as conn:
+        deadline = time.monotonic() + 60
+        while conn.execute("select count(*) from pg_stat_activity where application_name = %s",
+                           (table,)).fetchone()[0]:
+            assert time.monotonic() < deadline, f"the killed writer's backend ({table}) did not end in 60 s"
+            time.sleep(0.05)
 
 
 @pytest.mark.parametrize("delay", DELAYS)
 def test_a_store_killed_mid_ingestion_reopens_consistent_and_re_ingestion_adds_the_rest(target, delay):
     kind, where = target
     kill_after(spawn(INGEST.format(store=STORES[kind]), where, "kill"), delay)
+    wait_for_the_server_side_of(kind, where)
     store = open_store(kind, where)
     try:
         before = store.count()
