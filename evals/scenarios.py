@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from pydantic import BaseModel, Field
 
 from rag_core import Agent, Document, Knowledge
 from rag_core.models.base import Model
@@ -100,3 +101,11 @@ def gemini_knowledge_agent(model: Model) -> Agent:
         num_history_runs=5,
         markdown=True,
     )
+
+
+class RecipeAnswer(BaseModel):
+    """A cooking answer with the recipes it came from (the output_schema of the structured cases)."""
+
+    answer: str = Field(description="the answer, in one or two sentences")
+    recipes: list[str] = Field(description="names of the knowledge base documents the answer used")
+    vegetarian: bool | None = Field(description="whether the dish is vegetarian; null when unknown")

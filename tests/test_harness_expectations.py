@@ -103,3 +103,39 @@ def test_malformed_expectations_are_one_clear_error(project, expect, message):
     result = project.runpytest("evals", "-k", "with_tool")
     result.assert_outcomes(failed=1)
     assert message in result.stdout.str()
+
+
+ANSWERS = '''
+from pydantic import BaseModel
+
+
+class Pantry(BaseModel):
+    items: list[str]
+'''
+
+
+def test_a_structured_answer_is_pinned_by_its_fields_and_a_schema_edit_fails_its_case(project):
+    """output_schema: the golden holds the answer's fields; a hand-written structured check names the
+    fields that differ; editing the schema model changes the request body the golden pins."""
+    (project.path / "answers.py").write_text(ANSWERS)
+    case = project.path / "fixtures" / "goldens" / "with_tool.yaml"
+    case.write_text(case.read_text().replace('agent: {tools: ["pantry_tools:lookup"]}',
+                                             'agent: {tools: ["pantry_tools:lookup"], output_schema: "answers:Pantry"}')
+                    .replace("text: Fish sauce and palm sugar.", """text: '{"items": ["fish sauce", "palm sugar"]}'"""))
+    record(project)
+    golden = (project.path / "fixtures" / "goldens" / "with_tool.golden.yaml").read_text()
+    assert "output:\n  structured:\n    items:\n    - fish sauce\n    - palm sugar\n" in golden
+    assert "name: Pantry" in golden and "strict: true" in golden
+
+    _add_expect(project, "with_tool", "output: {structured: {items: [fish sauce]}}\n")
+    result = project.runpytest("evals", "-k", "with_tool")
+    result.assert_outcomes(failed=1)
+    assert ("with_tool.yaml:output: {'structured': {'items': ['fish sauce']}} does not hold for "
+            """'{"items": ["fish sauce", "palm sugar"]}'""") in result.stdout.str()
+
+    case.write_text(case.read_text().replace("items: [fish sauce]}", "items: [fish sauce, palm sugar]}"))
+    project.runpytest("evals").assert_outcomes(passed=2)
+    (project.path / "answers.py").write_text(ANSWERS + "    brands: list[str]\n")
+    result = project.runpytest("evals")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*with_tool.golden.yaml:requests (expected)*", "*+*- brands*"])

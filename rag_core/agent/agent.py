@@ -47,6 +47,8 @@ class Agent(BaseModel):
     timezone_identifier: str | None = None  # an IANA zone, e.g. "Etc/UTC" or "Europe/Paris"
     resolve_in_context: bool = True
     system_message: str | None = None
+    # a pydantic model: the API is asked for a JSON instance of it, and run outputs carry the instance
+    output_schema: type[BaseModel] | None = None
 
     knowledge: Any = None
     search_knowledge: bool = True
@@ -128,7 +130,7 @@ class Agent(BaseModel):
             role=self.role,
             instructions=self._instructions(),
             use_instruction_tags=self.use_instruction_tags,
-            markdown=self.markdown,
+            markdown=self.markdown and self.output_schema is None,  # a JSON answer has no markdown
             now=now,
             datetime_format=self.datetime_format,
             name=self.name if self.add_name_to_context else None,
@@ -195,7 +197,7 @@ class Agent(BaseModel):
         """The exact JSON body of the first provider call for ``input``."""
         model = self._require_model()
         messages = self._initial_messages(input, [])
-        return model.build_request(messages, self.get_tools(), stream=stream)
+        return model.build_request(messages, self.get_tools(), stream=stream, output_schema=self.output_schema)
 
     # ------------------------------------------------------------------ runs
     def _prepare(self, input: str, stream: bool, run_id: str | None) -> PreparedRun:
@@ -230,6 +232,7 @@ class Agent(BaseModel):
             stream=stream,
             tool_call_limit=self.tool_call_limit,
             max_rounds=self.max_rounds,
+            output_schema=self.output_schema,
         )
 
     def _finish(self, output: RunOutput) -> None:

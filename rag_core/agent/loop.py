@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generator
 
+from pydantic import BaseModel
+
 from rag_core.agent.events import (
     ModelRequestCompleted,
     RunCompleted,
@@ -24,6 +26,7 @@ from rag_core.agent.output import RunOutput
 from rag_core.errors import AgentRunError
 from rag_core.messages import Message, ModelResponse, ToolCall
 from rag_core.models.base import Model
+from rag_core.models.structured import parse_structured
 from rag_core.tools.context import RunContext
 from rag_core.tools.executor import ToolExecution
 from rag_core.tools.function import Function
@@ -59,6 +62,7 @@ class PreparedRun:
     stream: bool
     tool_call_limit: int | None
     max_rounds: int
+    output_schema: type[BaseModel] | None = None
 
     @property
     def functions_by_name(self) -> dict[str, Function]:
@@ -77,7 +81,7 @@ def agent_loop(run: PreparedRun) -> Generator[Effect, Any, None]:
     output.messages = messages
     yield Emit(RunStarted(run_id=output.run_id, model=run.model.id))
     for round_number in range(1, run.max_rounds + 1):
-        request = run.model.build_request(messages, run.functions, stream=run.stream)
+        request = run.model.build_request(messages, run.functions, stream=run.stream, output_schema=run.output_schema)
         output.requests.append(request)
         response: ModelResponse = yield CallModel(request)
         output.metrics.rounds = round_number
@@ -88,7 +92,9 @@ def agent_loop(run: PreparedRun) -> Generator[Effect, Any, None]:
         messages.append(response.to_message())
         yield Emit(ModelRequestCompleted(run_id=output.run_id, round=round_number))
         if not response.tool_calls:
-            output.content = response.content
+            output.content = response.content  # the raw text stays here when it does not parse
+            if run.output_schema is not None:
+                output.content = parse_structured(run.output_schema, response.content)
             output.status = "completed"
             yield Emit(RunCompleted(run_id=output.run_id, output=output))
             return

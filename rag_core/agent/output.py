@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from rag_core.messages import Message, Usage
 from rag_core.tools.executor import ToolExecution
 
@@ -42,7 +44,7 @@ class RunOutput:
     run_id: str
     session_id: str | None
     model: str | None = None
-    content: str | None = None
+    content: Any = None  # the answer's text; an instance of the agent's output_schema when it has one
     reasoning_content: str | None = None
     status: str = "running"  # running | completed | error
     messages: list[Message] = field(default_factory=list)
@@ -65,7 +67,7 @@ class RunOutput:
             "session_id": self.session_id,
             "model": self.model,
             "status": self.status,
-            "content": self.content,
+            "content": self.content.model_dump(mode="json") if isinstance(self.content, BaseModel) else self.content,
             "messages": [m.to_dict() for m in self.messages],
             "references": self.references,
             "tool_calls": [t.to_dict() for t in self.tool_calls],

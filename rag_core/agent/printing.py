@@ -80,7 +80,8 @@ def print_run(agent: Agent, input: str, *, stream: bool, show_full_reasoning: bo
             if tool.error:
                 print(f"error: {tool.error}", file=out)
         _rule("Response", out)
-        print(output.content or "", file=out)
+        content = output.content
+        print(content.model_dump_json(indent=2) if hasattr(content, "model_dump_json") else content or "", file=out)
     assert output is not None
     if show_full_reasoning:
         if output.reasoning_content:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
 from rag_core.messages import Message, ModelResponse
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rag_core.tools.function import Function
 
 
@@ -45,9 +47,11 @@ class Model(ABC):
 
     @abstractmethod
     def build_request(
-        self, messages: list[Message], tools: list[Function], *, stream: bool = False
+        self, messages: list[Message], tools: list[Function], *, stream: bool = False,
+        output_schema: type[BaseModel] | None = None,
     ) -> dict[str, Any]:
-        """The exact JSON body of the provider call. Pure: no clock, no network, no randomness."""
+        """The exact JSON body of the provider call. Pure: no clock, no network, no randomness.
+        With ``output_schema`` the body asks for an answer that is a JSON instance of that model."""
 
     @abstractmethod
     def invoke(self, request: dict[str, Any]) -> ModelResponse: ...

@@ -20,8 +20,11 @@ from rag_core._optional import require
 from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
 from rag_core.models.base import Model, ReasoningDelta, StreamDone, StreamPart, TextDelta, get_field
+from rag_core.models.structured import gemini_response_config
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rag_core.tools.function import Function
 
 SIGNATURE = "thought_signature"
@@ -101,7 +104,8 @@ class Gemini(Model):
     _client: Any = field(default=None, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ request (pure)
-    def build_request(self, messages: list[Message], tools: list[Function], *, stream: bool = False) -> dict[str, Any]:
+    def build_request(self, messages: list[Message], tools: list[Function], *, stream: bool = False,
+                      output_schema: type[BaseModel] | None = None) -> dict[str, Any]:
         """The REST body. ``stream`` changes the endpoint, not the body."""
         system, contents = gemini_contents(messages)
         body: dict[str, Any] = {"contents": contents}
@@ -117,6 +121,8 @@ class Gemini(Model):
                 generation[name] = value
         if self.thinking_budget is not None:
             generation["thinkingConfig"] = {"thinkingBudget": self.thinking_budget}
+        if output_schema is not None:
+            generation.update(gemini_response_config(output_schema))
         generation.update(self.request_params)
         body["generationConfig"] = generation  # the SDK always sends it, empty or not
         return body

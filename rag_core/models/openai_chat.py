@@ -13,8 +13,11 @@ from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
 from rag_core.models.base import StreamPart, TextDelta, get_field
 from rag_core.models.openai_base import OpenAIModel
+from rag_core.models.structured import chat_response_format
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rag_core.tools.function import Function
 
 
@@ -52,7 +55,8 @@ class OpenAIChat(OpenAIModel):
     max_completion_tokens: int | None = None
 
     def build_request(
-        self, messages: list[Message], tools: list[Function], *, stream: bool = False
+        self, messages: list[Message], tools: list[Function], *, stream: bool = False,
+        output_schema: type[BaseModel] | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.id, "messages": chat_messages(messages, self.system_role)}
         if tools:
@@ -60,6 +64,8 @@ class OpenAIChat(OpenAIModel):
         self._common_options(
             body, bool(tools), ("temperature", "top_p", "max_completion_tokens", "reasoning_effort", "store")
         )
+        if output_schema is not None:
+            body["response_format"] = chat_response_format(output_schema)
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

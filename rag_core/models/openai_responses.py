@@ -18,8 +18,11 @@ from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
 from rag_core.models.base import ReasoningDelta, StreamPart, TextDelta, get_field
 from rag_core.models.openai_base import OpenAIModel
+from rag_core.models.structured import responses_text_format
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from rag_core.tools.function import Function
 
 
@@ -67,7 +70,8 @@ class OpenAIResponses(OpenAIModel):
     include: list[str] | None = None  # e.g. ["reasoning.encrypted_content"] (with store=False)
 
     def build_request(
-        self, messages: list[Message], tools: list[Function], *, stream: bool = False
+        self, messages: list[Message], tools: list[Function], *, stream: bool = False,
+        output_schema: type[BaseModel] | None = None,
     ) -> dict[str, Any]:
         previous_id: str | None = None
         if self.use_previous_response_id:
@@ -80,6 +84,8 @@ class OpenAIResponses(OpenAIModel):
         self._common_options(body, bool(tools), ("temperature", "top_p", "max_output_tokens", "store", "include"))
         if self.reasoning_effort is not None:
             body["reasoning"] = {"effort": self.reasoning_effort}
+        if output_schema is not None:
+            body["text"] = {"format": responses_text_format(output_schema)}
         if stream:
             body["stream"] = True
         body.update(self.request_params)

@@ -89,6 +89,8 @@ def build_agent(case: GoldenCase, model: Model, fixtures: Path) -> Agent:
         return agent
     options = dict(case.agent)
     options["tools"] = [_tool(t, f"{source}: agent.tools[{i}]") for i, t in enumerate(options.get("tools", []))]
+    if isinstance(options.get("output_schema"), str):  # 'module:Model', a pydantic model class
+        options["output_schema"] = import_named(options["output_schema"], f"{source}: agent.output_schema")
     if case.knowledge is not None:
         options["knowledge"] = build_knowledge(case.knowledge, fixtures)
     try:

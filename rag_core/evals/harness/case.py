@@ -99,12 +99,15 @@ class OutputExpect(_Strict):
     contains: str | None = Field(None, description="a substring of the answer, case-sensitive (see icontains)")
     icontains: str | None = Field(None, description="a substring of the answer, ignoring case")
     regex: str | None = Field(None, description="a Python regular expression searched in the answer (case-sensitive unless it says (?i))")
+    structured: dict[str, Any] | None = Field(
+        None, description="an output_schema answer's fields: in a golden all of them; written by hand, the fields "
+                          "listed must have these values")
 
     @model_validator(mode="after")
     def _one(self) -> OutputExpect:
-        given = [k for k in ("equals", "contains", "icontains", "regex") if getattr(self, k) is not None]
+        given = [k for k in ("equals", "contains", "icontains", "regex", "structured") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of equals, contains, icontains, regex (got {given or 'none'})")
+            raise ValueError(f"give exactly one of equals, contains, icontains, regex, structured (got {given or 'none'})")
         if self.regex is not None:
             try:
                 re.compile(self.regex)

@@ -43,7 +43,19 @@ def check_tool_calls(expected: ToolCallsExpect, observed: list[dict[str, Any]]) 
     return position == len(wanted)
 
 
-def check_output(expect: Any, content: str | None) -> bool:
+def answer_text(output: dict[str, Any] | None) -> str | None:
+    """The answer as text: the reply, or a structured answer as JSON (text checks and judges read it)."""
+    if not output:
+        return None
+    if "structured" in output:
+        return json.dumps(output["structured"], ensure_ascii=False)
+    return output.get("equals")
+
+
+def check_output(expect: Any, content: str | None, structured: dict[str, Any] | None = None) -> bool:
+    if expect.structured is not None:
+        return structured is not None and all(
+            key in structured and structured[key] == value for key, value in expect.structured.items())
     if expect.equals is not None:
         return content == expect.equals
     if content is None:
@@ -85,9 +97,9 @@ def compare(case: GoldenCase, golden: Expect | None, observed: dict[str, Any], g
             unified(f"{source}:tool_calls ({mode})",
                     [{"name": c.name, "arguments": c.arguments} for c in expected_calls.calls], calls)
         )
-    content = (observed["output"] or {}).get("equals")
+    content = answer_text(observed["output"])
     if hand.output is not None:
-        if not check_output(hand.output, content):
+        if not check_output(hand.output, content, (observed["output"] or {}).get("structured")):
             failures.append(f"{case_file}:output: {hand.output.model_dump(exclude_none=True)} does not hold for {content!r}")
     elif golden is not None and "output" in golden.model_fields_set:
         wanted = golden.output.model_dump(exclude_none=True) if golden.output is not None else None

@@ -6,6 +6,8 @@ import copy
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 from rag_core.evals.harness.case import NormalizeRule
 from rag_core import Agent, RunOutput
 
@@ -25,12 +27,21 @@ def observe(agent: Agent, outputs: list[RunOutput], requests: list[dict[str, Any
         "requests": requests,
         "tool_calls": {"calls": [{"name": c.name, "arguments": c.arguments} for out in outputs for c in out.tool_calls]},
         "references": [r for out in outputs for r in out.references],
-        "output": {"equals": last.content} if last and last.status == "completed" and last.content is not None else None,
+        "output": _output(last),
         "usage": usage,
     }
     if error is not None:
         observed["error"] = _error(error)
     return observed
+
+
+def _output(last: RunOutput | None) -> dict[str, Any] | None:
+    """The last run's answer: its text, or an output_schema instance's fields."""
+    if last is None or last.status != "completed" or last.content is None:
+        return None
+    if isinstance(last.content, BaseModel):
+        return {"structured": last.content.model_dump(mode="json")}
+    return {"equals": last.content}
 
 
 def _system_prompt(agent: Agent, outputs: list[RunOutput]) -> str | None:

@@ -1,0 +1,79 @@
+"""Structured output: a pydantic model as each API's answer format, and the answer parsed back.
+
+The OpenAI formats come from the SDK's own helpers (the ones ``responses.parse`` and
+``chat.completions.parse`` use), so a body with ``output_schema`` carries the same strict
+schema the SDK itself would send: every property required, ``additionalProperties: false``.
+Gemini takes the model's JSON Schema as it is (``responseJsonSchema``, the same way our tools
+go out as ``parameters_json_schema``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from rag_core.errors import RagCoreError
+
+
+class StructuredOutputError(RagCoreError):
+    """The model's answer is not an instance of the run's ``output_schema``.
+
+    ``raw`` is the text the model sent (also kept as the run output's ``content``)."""
+
+    def __init__(self, schema: type[BaseModel], raw: str | None, problem: str) -> None:
+        self.schema = schema
+        self.raw = raw
+        shown = raw if raw is None or len(raw) <= 500 else raw[:500] + f"… ({len(raw)} characters)"
+        super().__init__(f"the model's answer does not match output_schema {schema.__name__}: {problem}; "
+                         f"the answer was {shown!r} (kept in full on the error's .raw)")
+
+
+@functools.lru_cache(maxsize=64)
+def _responses_format(schema: type[BaseModel]) -> str:
+    from openai.lib._parsing._responses import type_to_text_format_param
+
+    return json.dumps(type_to_text_format_param(schema))
+
+
+@functools.lru_cache(maxsize=64)
+def _chat_format(schema: type[BaseModel]) -> str:
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    return json.dumps(type_to_response_format_param(schema))
+
+
+@functools.lru_cache(maxsize=64)
+def _json_schema(schema: type[BaseModel]) -> str:
+    return json.dumps(schema.model_json_schema())
+
+
+# cached as JSON text and loaded per request: a body is the caller's to change, a shared dict is not
+def responses_text_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """The Responses API ``text.format``: ``{type: json_schema, strict: true, name, schema}``."""
+    return json.loads(_responses_format(schema))
+
+
+def chat_response_format(schema: type[BaseModel]) -> dict[str, Any]:
+    """The Chat Completions ``response_format``: ``{type: json_schema, json_schema: {…, strict: true}}``."""
+    return json.loads(_chat_format(schema))
+
+
+def gemini_response_config(schema: type[BaseModel]) -> dict[str, Any]:
+    """The Gemini ``generationConfig`` entries asking for JSON that follows the model's schema."""
+    return {"responseMimeType": "application/json", "responseJsonSchema": json.loads(_json_schema(schema))}
+
+
+def parse_structured(schema: type[BaseModel], raw: str | None) -> BaseModel:
+    """The answer as an instance of ``schema``; a StructuredOutputError naming each problem otherwise."""
+    if not raw or not raw.strip():
+        raise StructuredOutputError(schema, raw, "the answer is empty")
+    try:
+        return schema.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(answer)'}: {e['msg']}" for e in exc.errors()[:5])
+        more = f" (and {len(exc.errors()) - 5} more)" if len(exc.errors()) > 5 else ""
+        raise StructuredOutputError(schema, raw, problems + more) from None
