@@ -69,3 +69,16 @@ class AgentRunError(RagCoreError):
     def __init__(self, message: str, output: RunOutput) -> None:
         super().__init__(message)
         self.output = output
+
+
+class StructuredOutputError(RagCoreError):
+    """The model's answer is not an instance of the run's ``output_schema``.
+
+    ``raw`` is the text the model sent (also kept as the run output's ``content``)."""
+
+    def __init__(self, schema: type, raw: str | None, problem: str) -> None:
+        self.schema = schema
+        self.raw = raw
+        shown = raw if raw is None or len(raw) <= 500 else raw[:500] + f"… ({len(raw)} characters)"
+        super().__init__(f"the model's answer does not match output_schema {schema.__name__}: {problem}; "
+                         f"the answer was {shown!r} (kept in full on the error's .raw)")

@@ -15,20 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from rag_core.errors import RagCoreError
-
-
-class StructuredOutputError(RagCoreError):
-    """The model's answer is not an instance of the run's ``output_schema``.
-
-    ``raw`` is the text the model sent (also kept as the run output's ``content``)."""
-
-    def __init__(self, schema: type[BaseModel], raw: str | None, problem: str) -> None:
-        self.schema = schema
-        self.raw = raw
-        shown = raw if raw is None or len(raw) <= 500 else raw[:500] + f"… ({len(raw)} characters)"
-        super().__init__(f"the model's answer does not match output_schema {schema.__name__}: {problem}; "
-                         f"the answer was {shown!r} (kept in full on the error's .raw)")
+from rag_core.errors import StructuredOutputError
 
 
 @functools.lru_cache(maxsize=64)
