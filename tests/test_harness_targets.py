@@ -73,6 +73,12 @@ def test_a_target_case_pins_what_its_traffic_shows(shop):
         assert line in golden, line
     assert "references" not in golden  # not visible on the wire: absent, not faked
     shop.runpytest("evals").assert_outcomes(passed=len(CASES) + 1)
+    # every field of the golden is compared, apis too
+    path = shop.path / "fixtures" / "goldens" / "shop.golden.yaml"
+    path.write_text(golden.replace("apis:\n- openai-responses\n- openai-responses\n", "apis:\n- openai-responses\n"))
+    result = shop.runpytest("evals")
+    result.assert_outcomes(passed=len(CASES), failed=1)
+    assert "--- fixtures/goldens/shop.golden.yaml:apis (expected)" in result.stdout.str()
 
 
 def test_editing_the_foreign_agents_instructions_fails_exactly_its_case(shop):

@@ -139,6 +139,34 @@ class RetrievedExpect(_Strict):
         return self
 
 
+class JudgeModelSpec(_Strict):
+    api: Literal["openai-responses", "openai-chat", "gemini"] = "openai-responses"
+    id: str = "gpt-5.2"
+
+
+class JudgeSpec(_Strict):
+    """An LLM judge of the case's last answer; its calls are recorded in the case's cassette."""
+
+    metric: Literal["faithfulness", "answer_relevance", "context_relevance", "rubric"]
+    criteria: str | None = Field(None, description="what the answer must do (rubric only)")
+    model: JudgeModelSpec | None = Field(None, description="the judge's model; the case's model when not given")
+    threshold: float = Field(0.7, ge=0, le=1, description="the lowest score that passes")
+
+    @model_validator(mode="after")
+    def _criteria(self) -> JudgeSpec:
+        if (self.metric == "rubric") != bool(self.criteria and self.criteria.strip()):
+            raise ValueError("criteria: the rubric metric needs criteria, and only it takes them")
+        return self
+
+
+class EmulatedVerdict(_Strict):
+    """What the emulator answers for one judge, when recording with --emulator."""
+
+    score: float = Field(ge=0, le=1)
+    reason: str
+    claims: list[dict[str, Any]] = Field(default_factory=list, description="{claim, supported, evidence}")
+
+
 # usage limits a case may set by hand (checked against the recorded usage and request count)
 USAGE_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_rounds")
 
@@ -160,6 +188,10 @@ class Expect(_Strict):
     retrieved: RetrievedExpect | list[RetrievedExpect | None] | None = None
     stable_prefix: bool | None = Field(
         None, description="the system prompt and tools are byte-identical in every request of the case")
+    # hand-written: LLM judges of the last answer (see rag_core.evals.judge)
+    judge: list[JudgeSpec] | None = None
+    # the judges' prompts, request bodies and verdicts (machine-written in goldens)
+    judges: list[dict[str, Any]] | None = None
 
     @field_validator("usage")
     @classmethod
@@ -202,6 +234,8 @@ class GoldenCase(_Strict):
     cassette: str | None = None
     clock: datetime = datetime(2026, 1, 15, 9, 30, 0)
     emulate: list[ScriptedTurn | ScriptedError] = Field(default_factory=list)
+    emulate_judge: list[EmulatedVerdict] = Field(
+        default_factory=list, description="the emulator's verdict for each expect.judge entry, in order")
     normalize: list[NormalizeRule] = Field(default_factory=list)
     expect: Expect = Field(default_factory=Expect)
 
@@ -231,6 +265,9 @@ class GoldenCase(_Strict):
         retrieved = self.expect.retrieved
         if isinstance(retrieved, list) and len(retrieved) != len(self.inputs):
             raise ValueError(f"expect.retrieved lists {len(retrieved)} turn(s), the case has {len(self.inputs)}")
+        if self.emulate_judge and len(self.emulate_judge) != len(self.expect.judge or []):
+            raise ValueError(f"emulate_judge scripts {len(self.emulate_judge)} verdict(s) for "
+                             f"{len(self.expect.judge or [])} expect.judge entr(ies): give one per judge")
         if self.target is not None:
             given = sorted({"agent", "model", "knowledge"} & self.model_fields_set)
             if given:

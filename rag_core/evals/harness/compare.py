@@ -12,7 +12,8 @@ from rag_core.evals.harness.case import Expect, GoldenCase, ToolCallsExpect
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_dump import dump
 
-SNAPSHOT_FIELDS = ("system_prompt", "user_messages", "tools", "requests", "references", "usage", "error")
+SNAPSHOT_FIELDS = ("system_prompt", "user_messages", "tools", "apis", "requests", "references", "judges", "usage",
+                   "error")
 
 
 def unified(label: str, expected: Any, observed: Any) -> str:

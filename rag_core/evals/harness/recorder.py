@@ -113,6 +113,7 @@ class CaseRecorder:
         self.emulator_url = emulator_url
         self.script_digest = script_digest  # of the case's emulate: list, kept in the cassette
         self.staging = cassette_path.with_name(f".{cassette_path.name}.recording")
+        self.label: str | None = None  # set while a judge runs: its recorded requests are marked
 
     @property
     def will_record(self) -> bool:
@@ -131,6 +132,10 @@ class CaseRecorder:
         request.uri = scrubber.scrub_url(request.uri)
         for name in [n for n in request.headers if scrubber.scrub_header(n)]:
             del request.headers[name]
+        if self.label is not None:
+            from rag_core.evals.harness.judging import JUDGE_HEADER
+
+            request.headers[JUDGE_HEADER] = self.label  # in the cassette only: the request was sent without it
         return request
 
     def _body_matcher(self, first: Any, second: Any) -> None:

@@ -14,6 +14,7 @@ from rag_core.evals import credentials
 from rag_core.evals.harness import compare as comparing
 from rag_core.evals.harness import expectations
 from rag_core.evals.harness import hints
+from rag_core.evals.harness import judging
 from rag_core.evals.harness.case import GoldenCase, load_expect
 from rag_core.evals.harness.errors import RecordingFailed, UnrecordedRequestError
 from rag_core.evals.harness import wire
@@ -116,9 +117,12 @@ def _timeout_types() -> tuple[type, ...]:
 def script_digest(case: GoldenCase) -> str | None:
     """A fingerprint of the case's ``emulate:`` script, kept in the cassette so an edited script
     shows the cassette as stale."""
-    if not case.emulate:
+    if not case.emulate and not case.emulate_judge:
         return None
-    text = json.dumps([t.model_dump(exclude_defaults=True) for t in case.emulate], sort_keys=True, ensure_ascii=False)
+    script: Any = [t.model_dump(exclude_defaults=True) for t in case.emulate]
+    if case.emulate_judge:  # an edited verdict makes the cassette stale too
+        script = {"emulate": script, "emulate_judge": [v.model_dump() for v in case.emulate_judge]}
+    text = json.dumps(script, sort_keys=True, ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -153,13 +157,16 @@ class Played:
     turn_starts: list[int]
     produced: Any  # the agent and its outputs, or a target's answers
     error: BaseException | None
+    judge_start: int = 0  # exchanges from here on are the judges'
+    judgements: list[Any] = field(default_factory=list)
+    judge_error: BaseException | None = None
 
 
 def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, target_spec: str | None,
-          field_name: str = "target") -> Played:
+          field_name: str = "target", judged: bool = True) -> Played:
     """Record or replay one subject of a case (its rag_core agent, or the callable ``target_spec``
-    names) in ``cassette``; raises when the cassette is missing or does not fit, or when a
-    recording failed (nothing is written then)."""
+    names) in ``cassette``, then its judges (when ``judged``); raises when the cassette is missing
+    or does not fit, or when a recording failed (nothing is written then)."""
     recorder = CaseRecorder(cassette, settings.record_mode, settings.emulator.url if settings.emulator else None,
                             script_digest(case))
     recording = recorder.will_record
@@ -172,7 +179,8 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
     provider = None
     if recording and settings.emulator is not None:
         # seeded by the case: a compared subject gets the same ids as the case's own
-        provider = settings.emulator.load(case.emulate, seed=case.id)
+        script = list(case.emulate) + (judging.emulated_turns(case) if judged else [])
+        provider = settings.emulator.load(script, seed=case.id)
     emulator_url = settings.emulator.url if recording and settings.emulator else None
     if target_spec is not None:
         target = load_target(target_spec, f"{comparing.shown(case.source)}: {field_name}")
@@ -196,9 +204,24 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             agent = build_agent(case, model, settings.fixtures_dir)
             outputs, error = _run_turns(agent, case, turn_starts, replay)
             produced = (agent, outputs)
+        judge_start, judgements, judge_error = len(replay.exchanges), [], None
+        if judged and case.expect.judge and error is None:
+            if target_spec is not None:
+                seen = wire.observe(replay.exchanges, turn_starts)
+                answer, context = (produced[-1] if produced and produced[-1] is not None else seen["final_text"] or ""), \
+                    seen["tool_outputs"]
+            else:
+                answer, context = judging.agent_inputs(outputs)
+
+            def judge_model(spec: Any) -> Any:
+                key = api_key(PROVIDER[spec.api], recording, settings.emulator is not None)
+                return build_model(spec, emulator_url=emulator_url, api_key=key,
+                                   timeout=settings.record_timeout if recording else None)
+
+            judgements, judge_error = judging.run_judges(case, answer, context, recorder, judge_model)
     from vcr.errors import CannotOverwriteExistingCassetteException
 
-    missing = _in_chain(error, (CannotOverwriteExistingCassetteException,))
+    missing = _in_chain(error or judge_error, (CannotOverwriteExistingCassetteException,))
     if missing is not None:
         request = getattr(missing, "failed_request", None)
         what = f"{request.method} {request.path}" if request is not None else "a request"
@@ -209,14 +232,14 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
     if recording:
-        problem = _recording_problem(case, replay, error, provider, settings)
+        problem = _recording_problem(case, replay, error or judge_error, provider, settings)
         if problem is not None:
             recorder.discard()
             raise RecordingFailed(
                 f"{case.id}: recording failed, nothing was written ({comparing.shown(recorder.path)} and "
                 f"{comparing.shown(case.golden_path)} are as they were): {problem}"
             )
-    return Played(recorder, replay, turn_starts, produced, error)
+    return Played(recorder, replay, turn_starts, produced, error, judge_start, judgements, judge_error)
 
 
 def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) -> CaseResult:
@@ -228,7 +251,7 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     if case.compare_with is not None:
         try:
             other = _play(case, settings, selector, settings.cassettes_dir / case.compare_cassette_name(), case.compare_with,
-                          "compare_with")
+                          "compare_with", judged=False)
         except BaseException:
             played.recorder.discard()
             raise
@@ -241,7 +264,7 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     else:
         agent, outputs = played.produced
     result.recorded = recording
-    seen_on_wire = wire.observe(replay.exchanges, turn_starts)
+    seen_on_wire = wire.observe(replay.exchanges[:played.judge_start], turn_starts)
     chat_requests = seen_on_wire["chat_requests"]
     if is_target:
         observed = normalize(observe_target(seen_on_wire, answers, error), case.rules)
@@ -252,6 +275,9 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         hand_checks = expectations.check(case, [out.references for out in outputs], observed, chat_requests)
         # the agent's own account and the wire must tell the same story
         hand_checks += agreement(observed, seen_on_wire, comparing.shown(recorder.path), case.rules)
+    if case.expect.judge:
+        observed["judges"] = normalize({"judges": judging.observed(played.judgements)}, case.rules)["judges"]
+        hand_checks += judging.problems(case, played.judgements, played.judge_error)
     result.wire = seen_on_wire
     if other is not None:
         hand_checks += differences(case, seen_on_wire, wire.observe(other.replay.exchanges, other.turn_starts))

@@ -156,6 +156,27 @@ def last_user_message(body: dict[str, Any]) -> str | None:
     return None
 
 
+def tool_outputs(body: dict[str, Any]) -> list[str]:
+    """The tool results a request carries back to the model, in order, as text (Responses
+    ``function_call_output``, Chat ``tool`` messages, Gemini ``functionResponse`` parts): the
+    context a model answered from, whatever searched it."""
+    found: list[str] = []
+    for message in _messages(body):
+        if message.get("type") == "function_call_output":
+            output = message.get("output")
+        elif message.get("role") == "tool":
+            output = _text(message.get("content")) if not isinstance(message.get("content"), str) else message["content"]
+        else:
+            output = None
+            for part in message.get("parts") or []:
+                if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
+                    response = part["functionResponse"].get("response")
+                    found.append(response if isinstance(response, str) else json.dumps(response, ensure_ascii=False))
+        if output is not None:
+            found.append(output if isinstance(output, str) else json.dumps(output, ensure_ascii=False))
+    return found
+
+
 def neutral_tool(tool: dict[str, Any]) -> dict[str, Any]:
     """A tool definition in one provider-neutral shape: name, description, parameters."""
     spec = tool.get("function", tool) if isinstance(tool.get("function"), dict) else tool
@@ -343,4 +364,6 @@ def observe(exchanges: list[Exchange], turn_starts: list[int]) -> dict[str, Any]
         "tool_calls": {"calls": [c for a in answers for c in a.tool_calls]},
         "final_text": last.text if last is not None else None,
         "usage": usage,
+        # what the last model request carried back from tools: a target's retrieved context
+        "tool_outputs": tool_outputs(chats[-1][1].request) if chats else [],
     }
