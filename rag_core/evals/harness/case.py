@@ -167,6 +167,13 @@ class EmulatedVerdict(_Strict):
     claims: list[dict[str, Any]] = Field(default_factory=list, description="{claim, supported, evidence}")
 
 
+class RepeatScript(_Strict):
+    """The emulator's script for one repeat of ``--live --emulator``; what it leaves out is the case's."""
+
+    emulate: list[ScriptedTurn | ScriptedError] | None = None
+    emulate_judge: list[EmulatedVerdict] | None = None
+
+
 # usage limits a case may set by hand (checked against the recorded usage and request count)
 USAGE_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_rounds")
 
@@ -236,6 +243,10 @@ class GoldenCase(_Strict):
     emulate: list[ScriptedTurn | ScriptedError] = Field(default_factory=list)
     emulate_judge: list[EmulatedVerdict] = Field(
         default_factory=list, description="the emulator's verdict for each expect.judge entry, in order")
+    emulate_repeats: list[RepeatScript] = Field(
+        default_factory=list, description="--live --emulator: the script of repeat 1, 2, … (cycled), replacing "
+                                          "emulate / emulate_judge where given")
+    min_pass_rate: float = Field(1.0, ge=0, le=1, description="--live --repeat N: the share of runs that must pass")
     normalize: list[NormalizeRule] = Field(default_factory=list)
     expect: Expect = Field(default_factory=Expect)
 
@@ -265,9 +276,13 @@ class GoldenCase(_Strict):
         retrieved = self.expect.retrieved
         if isinstance(retrieved, list) and len(retrieved) != len(self.inputs):
             raise ValueError(f"expect.retrieved lists {len(retrieved)} turn(s), the case has {len(self.inputs)}")
-        if self.emulate_judge and len(self.emulate_judge) != len(self.expect.judge or []):
-            raise ValueError(f"emulate_judge scripts {len(self.emulate_judge)} verdict(s) for "
-                             f"{len(self.expect.judge or [])} expect.judge entr(ies): give one per judge")
+        judges = len(self.expect.judge or [])
+        scripts = [("emulate_judge", self.emulate_judge)] + [
+            (f"emulate_repeats[{i}].emulate_judge", r.emulate_judge) for i, r in enumerate(self.emulate_repeats)]
+        for name, verdicts in scripts:
+            if verdicts and len(verdicts) != judges:
+                raise ValueError(f"{name} scripts {len(verdicts)} verdict(s) for {judges} expect.judge entr(ies): "
+                                 "give one per judge")
         if self.target is not None:
             given = sorted({"agent", "model", "knowledge"} & self.model_fields_set)
             if given:

@@ -59,6 +59,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write a markdown summary of the golden cases (for CI job summaries)")
     group.addoption("--prune-orphans", action="store_true", default=False,
                     help="delete cassettes, goldens and baselines that no case or suite uses")
+    group.addoption("--live", action="store_true", default=False,
+                    help="run the cases against the providers (keys from the environment; with --emulator, against "
+                         "it), check their hand-written expectations and judges, and write no cassette or golden")
+    group.addoption("--repeat", type=int, default=1, metavar="N",
+                    help="with --live: run each case N times and report its pass rate, latency and tokens")
     parser.addini("rag_core_cases", "folder of golden case files", default="fixtures/goldens")
     parser.addini("rag_core_cassettes", "folder of cassettes", default="cassettes")
     parser.addini("rag_core_fixtures", "folder of fixtures (corpora)", default="fixtures")
@@ -108,6 +113,13 @@ def writable_report_path(option: str, value: str, folder: bool = False) -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "golden: a rag-core golden case")
     config.stash[STASH] = {}
+    live, repeat = config.getoption("live", False), config.getoption("repeat", 1)
+    if repeat != 1 and not live:
+        raise pytest.UsageError("--repeat needs --live: replayed runs give the same result every time")
+    if repeat < 1:
+        raise pytest.UsageError(f"--repeat={repeat}: give at least 1 run")
+    if live and (config.getoption("update_goldens") or config.getoption("record_mode", "none") != "none"):
+        raise pytest.UsageError("--live writes no cassette or golden: drop --update-goldens and --record-mode")
     report = config.getoption("golden_report", None)
     if report:
         writable_report_path("--golden-report", report)
@@ -183,6 +195,8 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         block_network=config.getoption("block_network"),
         update_goldens=config.getoption("update_goldens"),
         record_timeout=config.getoption("record_timeout"),
+        live=config.getoption("live"),
+        repeat=config.getoption("repeat"),
     )
     if config.getoption("emulator"):
         from rag_core.evals.emulator.server import EmulatorServer
@@ -218,6 +232,8 @@ class GoldenHarness:
             if os.environ.get("RAG_CORE_REQUIRE_ALL_CASES"):
                 pytest.fail(reason + " (RAG_CORE_REQUIRE_ALL_CASES is set: no case may skip)", pytrace=False)
             pytest.skip(reason)
+        if self.settings.live:
+            return self._check_live(ref.case)
         try:
             result = run_case(ref.case, self.settings, _selector(self.node))
         except (HarnessError, CredentialError) as exc:
@@ -235,6 +251,23 @@ class GoldenHarness:
                         pytrace=False)
         for report in result.stale:
             self.node.warn(pytest.PytestWarning(report))
+
+
+    def _check_live(self, case: GoldenCase) -> None:
+        from rag_core.evals.credentials import CredentialError
+        from rag_core.evals.harness.errors import HarnessError
+        from rag_core.evals.harness.live import run_live
+
+        try:
+            result = run_live(case, self.settings, _selector(self.node))
+        except (HarnessError, CredentialError) as exc:
+            pytest.fail(str(exc), pytrace=False)
+        self.node.user_properties.append(("rag_core_live", result.to_dict()))
+        if not result.ok:
+            failed = [(number, run) for number, run in enumerate(result.runs, start=1) if not run.passed]
+            shown = "\n\n".join(f"run {number}:\n" + "\n".join(run.failures) for number, run in failed[:3])
+            pytest.fail(f"{case.id}: {result.passes} of {len(result.runs)} live runs passed ({result.pass_rate:.0%}), "
+                        f"below min_pass_rate {case.min_pass_rate:g}\n\n{shown}", pytrace=False)
 
 
 @pytest.fixture
@@ -266,6 +299,8 @@ class _Summary:
         for key, info in report.user_properties:
             if key == "rag_core_case":
                 entry.update({k: info[k] for k in ("updated", "new", "recorded", "stale", "tokens")})
+            elif key == "rag_core_live":
+                entry["live"] = info
 
     def _orphans(self) -> tuple[list[Path], str | None]:
         from rag_core.evals.orphans import golden_orphans
@@ -285,6 +320,9 @@ class _Summary:
         from rag_core.evals.harness.paths import shown
 
         entries = list(self.cases.values())
+        if self.config.getoption("live"):
+            self._live_summary(terminalreporter, entries)
+            return
         count, tokens = _tally(entries)
         terminalreporter.section("rag-core golden cases")
         terminalreporter.write_line(
@@ -325,10 +363,38 @@ class _Summary:
             else:
                 terminalreporter.write_line(f"markdown report: {path}")
 
+    def _live_summary(self, terminalreporter: Any, entries: list[dict[str, Any]]) -> None:
+        terminalreporter.section("rag-core live runs")
+        lines = live_table(entries)
+        for line in lines:
+            terminalreporter.write_line(line)
+        path = self.config.getoption("golden_report")
+        if path:
+            from rag_core.evals.atomic import write_checked
+
+            write_checked(Path(path), "\n".join(["## rag-core live runs", "", *lines, ""]))
+            terminalreporter.write_line(f"markdown report: {path}")
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.stash[STASH].get("report_failed") and exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def live_table(entries: list[dict[str, Any]]) -> list[str]:
+    """Per case: passes of runs, pass rate against min_pass_rate, latency p50/p95, median tokens
+    (a markdown table, readable in a terminal too). Cases that failed before running show as such."""
+    lines = ["| case | passed | pass rate | min | p50 s | p95 s | tokens/run | gate |",
+             "|---|---|---|---|---|---|---|---|"]
+    for entry in entries:
+        live = entry.get("live")
+        if live is None:
+            lines.append(f"| {entry['id']} | – | – | – | – | – | – | {'error' if entry['failed'] else 'skipped'} |")
+            continue
+        lines.append(f"| {live['id']} | {live['passes']}/{live['runs']} | {live['pass_rate']:.0%} | "
+                     f"{live['min_pass_rate']:.0%} | {live['p50']:.2f} | {live['p95']:.2f} | {live['tokens']} | "
+                     f"{'pass' if live['ok'] else 'FAIL'} |")
+    return lines
 
 
 def _tally(entries: list[dict[str, Any]]) -> tuple[dict[str, list[str]], int]:

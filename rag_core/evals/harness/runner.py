@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,8 @@ class Settings:
     block_network: bool = False
     update_goldens: bool = False
     record_timeout: float = 60.0  # seconds a provider may take to answer one request while recording
+    live: bool = False  # --live: run against the providers (or the emulator) and keep nothing
+    repeat: int = 1  # --repeat: runs per case under --live
 
 
 @dataclass
@@ -160,6 +164,8 @@ class Played:
     judge_start: int = 0  # exchanges from here on are the judges'
     judgements: list[Any] = field(default_factory=list)
     judge_error: BaseException | None = None
+    seconds: float = 0.0  # the subject's turns, wall clock (judges not included)
+    problem: str | None = None  # under --live: why the run would not have been kept as a recording
 
 
 def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, target_spec: str | None,
@@ -193,6 +199,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
     turn_starts: list[int] = []
     sdk = _sdk_version(None if target_spec is not None else PROVIDER[case.model.api])
     with guard, environment, recorder.use(sdk) as replay:
+        started = time.perf_counter()
         if target_spec is not None:
             context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
                                     emulated=emulator_url is not None or (not recording and replay.recorded_with.get(
@@ -204,6 +211,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             agent = build_agent(case, model, settings.fixtures_dir)
             outputs, error = _run_turns(agent, case, turn_starts, replay)
             produced = (agent, outputs)
+        seconds = time.perf_counter() - started
         judge_start, judgements, judge_error = len(replay.exchanges), [], None
         if judged and case.expect.judge and error is None:
             if target_spec is not None:
@@ -231,15 +239,41 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             f"{comparing.shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
             f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
-    if recording:
-        problem = _recording_problem(case, replay, error or judge_error, provider, settings)
-        if problem is not None:
-            recorder.discard()
-            raise RecordingFailed(
-                f"{case.id}: recording failed, nothing was written ({comparing.shown(recorder.path)} and "
-                f"{comparing.shown(case.golden_path)} are as they were): {problem}"
-            )
-    return Played(recorder, replay, turn_starts, produced, error, judge_start, judgements, judge_error)
+    problem = _recording_problem(case, replay, error or judge_error, provider, settings) if recording else None
+    if settings.live:
+        recorder.discard()  # a live run keeps nothing
+    elif problem is not None:
+        recorder.discard()
+        raise RecordingFailed(
+            f"{case.id}: recording failed, nothing was written ({comparing.shown(recorder.path)} and "
+            f"{comparing.shown(case.golden_path)} are as they were): {problem}"
+        )
+    return Played(recorder, replay, turn_starts, produced, error, judge_start, judgements, judge_error, seconds,
+                  problem)
+
+
+def _evaluate(case: GoldenCase, played: Played, other: Played | None) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """What the case observed (its golden fields), what its traffic shows, and the failures of its
+    hand-written checks: expectations, judges, wire agreement, the compared subject's differences."""
+    turn_starts, error = played.turn_starts, played.error
+    seen_on_wire = wire.observe(played.replay.exchanges[:played.judge_start], turn_starts)
+    chat_requests = seen_on_wire["chat_requests"]
+    if case.target is not None:
+        observed = normalize(observe_target(seen_on_wire, played.produced, error), case.rules)
+        hand_checks = expectations.check(case, [[] for _ in case.inputs], observed, chat_requests)
+    else:
+        agent, outputs = played.produced
+        sent = [r for out in outputs for r in out.requests]
+        observed = normalize(observe(agent, outputs, sent, error), case.rules)
+        hand_checks = expectations.check(case, [out.references for out in outputs], observed, chat_requests)
+        # the agent's own account and the wire must tell the same story
+        hand_checks += agreement(observed, seen_on_wire, comparing.shown(played.recorder.path), case.rules)
+    if case.expect.judge:
+        observed["judges"] = normalize({"judges": judging.observed(played.judgements)}, case.rules)["judges"]
+        hand_checks += judging.problems(case, played.judgements, played.judge_error)
+    if other is not None:
+        hand_checks += differences(case, seen_on_wire, wire.observe(other.replay.exchanges, other.turn_starts))
+    return observed, seen_on_wire, hand_checks
 
 
 def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) -> CaseResult:
@@ -255,32 +289,12 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         except BaseException:
             played.recorder.discard()
             raise
-    recorder, replay, turn_starts, error = played.recorder, played.replay, played.turn_starts, played.error
+    recorder, replay = played.recorder, played.replay
     recording = recorder.will_record
     emulated = bool(case.emulate) or settings.emulator is not None
-    is_target = case.target is not None
-    if is_target:
-        answers = played.produced
-    else:
-        agent, outputs = played.produced
     result.recorded = recording
-    seen_on_wire = wire.observe(replay.exchanges[:played.judge_start], turn_starts)
-    chat_requests = seen_on_wire["chat_requests"]
-    if is_target:
-        observed = normalize(observe_target(seen_on_wire, answers, error), case.rules)
-        hand_checks = expectations.check(case, [[] for _ in case.inputs], observed, chat_requests)
-    else:
-        sent = [r for out in outputs for r in out.requests]
-        observed = normalize(observe(agent, outputs, sent, error), case.rules)
-        hand_checks = expectations.check(case, [out.references for out in outputs], observed, chat_requests)
-        # the agent's own account and the wire must tell the same story
-        hand_checks += agreement(observed, seen_on_wire, comparing.shown(recorder.path), case.rules)
-    if case.expect.judge:
-        observed["judges"] = normalize({"judges": judging.observed(played.judgements)}, case.rules)["judges"]
-        hand_checks += judging.problems(case, played.judgements, played.judge_error)
+    observed, seen_on_wire, hand_checks = _evaluate(case, played, other)
     result.wire = seen_on_wire
-    if other is not None:
-        hand_checks += differences(case, seen_on_wire, wire.observe(other.replay.exchanges, other.turn_starts))
     result.tokens = observed["usage"].get("total_tokens", 0)
     if not recording:
         for run in [played] + ([other] if other is not None else []):
