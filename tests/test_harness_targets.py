@@ -141,3 +141,23 @@ def test_target_mistakes_are_named(project, monkeypatch):
     strict = project.runpytest("evals", "-k", "later")
     strict.assert_outcomes(failed=1)
     assert "RAG_CORE_REQUIRE_ALL_CASES is set: no case may skip" in strict.stdout.str()
+
+
+def test_a_target_is_judged_on_the_tool_results_its_traffic_carried(shop):
+    case = shop.path / "fixtures" / "goldens" / "shop.yaml"
+    case.write_text(case.read_text() + textwrap.dedent("""
+        emulate_judge:
+          - score: 1.0
+            reason: The stock check says yes.
+            claims: [{claim: Palm sugar is in stock., supported: true, evidence: "yes"}]
+        expect:
+          judge: [{metric: faithfulness}]
+    """))
+    shop.runpytest("evals", "-k", "shop", "--record-mode=rewrite", "--emulator", "--update-goldens").assert_outcomes(
+        passed=1)
+    golden = (shop.path / "fixtures" / "goldens" / "shop.golden.yaml").read_text()
+    # the context is the in_stock result the agent sent back; the answer is what the target returned
+    assert "<context>\n        [1] yes\n        </context>" in golden
+    assert "<answer>\n        Yes, palm sugar is in stock.\n        </answer>" in golden
+    assert "    score: 1.0\n    passed: true\n" in golden
+    shop.runpytest("evals", "-k", "shop").assert_outcomes(passed=1)

@@ -156,3 +156,18 @@ def test_ignore_removes_every_item_a_star_reaches_in_long_lists():
     assert without(data, ["requests[*].n"]) == {"requests": [{"keep": i} for i in range(12)]}
     assert without(data, ["requests[*]"]) == {"requests": []}
     assert without(data, ["requests[10]"])["requests"] == [r for r in data["requests"] if r["n"] != 10]
+
+
+def test_tool_outputs_are_read_from_each_apis_request_shape():
+    from rag_core.evals.harness.wire import tool_outputs
+
+    responses = {"input": [{"role": "user", "content": "q"}, {"type": "function_call", "call_id": "c", "name": "f"},
+                           {"type": "function_call_output", "call_id": "c", "output": "doc A"}]}
+    chat = {"messages": [{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c", "content": "doc A"},
+                         {"role": "tool", "tool_call_id": "d", "content": [{"type": "text", "text": "doc B"}]}]}
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "q"}]},
+                           {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"result": "doc A"}}}]}]}
+    assert tool_outputs(responses) == ["doc A"]
+    assert tool_outputs(chat) == ["doc A", "doc B"]
+    assert tool_outputs(gemini) == ['{"result": "doc A"}']
+    assert tool_outputs({"input": "just text"}) == []

@@ -45,6 +45,13 @@ def agent_inputs(outputs: list[Any]) -> tuple[str, list[str]]:
     return answer, list(dict.fromkeys(context))
 
 
+def target_inputs(answers: list[str | None], seen: dict[str, Any]) -> tuple[str, list[str]]:
+    """A target's last answer (what it returned, else the last model text on the wire) and the
+    tool results its last model request carried back: the context it answered from."""
+    last = answers[-1] if answers else None
+    return (last if last is not None else seen["final_text"] or ""), seen["tool_outputs"]
+
+
 def judge_model(spec: JudgeSpec, case: GoldenCase) -> ModelSpec:
     if spec.model is None:
         return ModelSpec(api=case.model.api, id=case.model.id)

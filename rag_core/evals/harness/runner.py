@@ -215,9 +215,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
         judge_start, judgements, judge_error = len(replay.exchanges), [], None
         if judged and case.expect.judge and error is None:
             if target_spec is not None:
-                seen = wire.observe(replay.exchanges, turn_starts)
-                answer, context = (produced[-1] if produced and produced[-1] is not None else seen["final_text"] or ""), \
-                    seen["tool_outputs"]
+                answer, context = judging.target_inputs(produced, wire.observe(replay.exchanges, turn_starts))
             else:
                 answer, context = judging.agent_inputs(outputs)
 
