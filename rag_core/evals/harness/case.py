@@ -139,17 +139,12 @@ class RetrievedExpect(_Strict):
         return self
 
 
-class JudgeModelSpec(_Strict):
-    api: Literal["openai-responses", "openai-chat", "gemini"] = "openai-responses"
-    id: str = "gpt-5.2"
-
-
 class JudgeSpec(_Strict):
     """An LLM judge of the case's last answer; its calls are recorded in the case's cassette."""
 
     metric: Literal["faithfulness", "answer_relevance", "context_relevance", "rubric"]
     criteria: str | None = Field(None, description="what the answer must do (rubric only)")
-    model: JudgeModelSpec | None = Field(None, description="the judge's model; the case's model when not given")
+    model: ModelSpec | None = Field(None, description="the judge's model; the case's api and id when not given")
     threshold: float = Field(0.7, ge=0, le=1, description="the lowest score that passes")
 
     @model_validator(mode="after")

@@ -20,9 +20,6 @@ from rag_core.evals.harness.case import GoldenCase, JudgeSpec, ModelSpec
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.judge import Judgement, judge
 
-JUDGE_HEADER = "rag-core-judge"
-
-
 def emulated_turns(case: GoldenCase) -> list[ScriptedTurn]:
     """The emulator's replies to the judges: each scripted verdict as the judge's JSON answer."""
     turns = []
@@ -53,9 +50,8 @@ def target_inputs(answers: list[str | None], seen: dict[str, Any]) -> tuple[str,
 
 
 def judge_model(spec: JudgeSpec, case: GoldenCase) -> ModelSpec:
-    if spec.model is None:
-        return ModelSpec(api=case.model.api, id=case.model.id)
-    return ModelSpec(api=spec.model.api, id=spec.model.id)
+    """The judge's own model, or the case's api and id (not its options: those tune the agent)."""
+    return spec.model or ModelSpec(api=case.model.api, id=case.model.id)
 
 
 def run_judges(case: GoldenCase, answer: str, context: list[str], recorder: Any,

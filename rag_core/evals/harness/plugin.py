@@ -350,29 +350,30 @@ class _Summary:
                 for path in orphans:
                     terminalreporter.write_line(f"  orphan (no case uses it): {shown(path)}")
                 terminalreporter.write_line("  delete them with --prune-orphans")
-        path = self.config.getoption("golden_report")
-        if path:
-            from rag_core.evals.atomic import write_checked
-            from rag_core.evals.credentials import CredentialError
-
-            try:
-                write_checked(Path(path), _markdown(entries, orphans))
-            except (OSError, CredentialError) as exc:
-                terminalreporter.write_line(f"golden report: not written: {exc}", red=True)
-                self.config.stash[STASH]["report_failed"] = True
-            else:
-                terminalreporter.write_line(f"markdown report: {path}")
+        self._write_report(terminalreporter, lambda: _markdown(entries, orphans))
 
     def _live_summary(self, terminalreporter: Any, entries: list[dict[str, Any]]) -> None:
         terminalreporter.section("rag-core live runs")
         lines = live_table(entries)
         for line in lines:
             terminalreporter.write_line(line)
-        path = self.config.getoption("golden_report")
-        if path:
-            from rag_core.evals.atomic import write_checked
+        self._write_report(terminalreporter, lambda: "\n".join(["## rag-core live runs", "", *lines, ""]))
 
-            write_checked(Path(path), "\n".join(["## rag-core live runs", "", *lines, ""]))
+    def _write_report(self, terminalreporter: Any, text: Any) -> None:
+        """Write ``--golden-report`` (when given) with ``text()``; a report that cannot be written
+        (or would hold a credential) is said, and fails the session."""
+        path = self.config.getoption("golden_report")
+        if not path:
+            return
+        from rag_core.evals.atomic import write_checked
+        from rag_core.evals.credentials import CredentialError
+
+        try:
+            write_checked(Path(path), text())
+        except (OSError, CredentialError) as exc:
+            terminalreporter.write_line(f"golden report: not written: {exc}", red=True)
+            self.config.stash[STASH]["report_failed"] = True
+        else:
             terminalreporter.write_line(f"markdown report: {path}")
 
     @pytest.hookimpl(trylast=True)

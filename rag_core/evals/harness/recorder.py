@@ -38,6 +38,8 @@ KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-v
 DEFAULT_HOSTS = {"/v1/": "https://api.openai.com", "/v1beta/": "https://generativelanguage.googleapis.com",
                  "/v2/": "https://api.cohere.com"}
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+# marks the recorded requests made while ``CaseRecorder.label`` is set (a judge's: its metric)
+LABEL_HEADER = "rag-core-judge"
 
 
 def _json(body: Any) -> Any:
@@ -133,9 +135,7 @@ class CaseRecorder:
         for name in [n for n in request.headers if scrubber.scrub_header(n)]:
             del request.headers[name]
         if self.label is not None:
-            from rag_core.evals.harness.judging import JUDGE_HEADER
-
-            request.headers[JUDGE_HEADER] = self.label  # in the cassette only: the request was sent without it
+            request.headers[LABEL_HEADER] = self.label  # in the cassette only: the request was sent without it
         return request
 
     def _body_matcher(self, first: Any, second: Any) -> None:

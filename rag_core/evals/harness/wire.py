@@ -165,7 +165,7 @@ def tool_outputs(body: dict[str, Any]) -> list[str]:
         if message.get("type") == "function_call_output":
             output = message.get("output")
         elif message.get("role") == "tool":
-            output = _text(message.get("content")) if not isinstance(message.get("content"), str) else message["content"]
+            output = _text(message.get("content"))
         else:
             output = None
             for part in message.get("parts") or []:
