@@ -200,6 +200,21 @@ def test_a_plain_id_colliding_with_a_variant_names_both_files(project):
     result.stdout.fnmatch_lines(["*fixtures/goldens/s.yaml and fixtures/goldens/plain.yaml both define a case with the id 's.sync'*"])
 
 
+def test_a_case_recording_into_another_cases_compare_cassette_names_both_files(tmp_path):
+    from rag_core.evals.harness.case import GoldenCase, find_duplicates
+
+    def case(file: str, **fields) -> GoldenCase:
+        loaded = GoldenCase.model_validate({"input": "hi", "emulate": [{"text": "a"}], **fields})
+        loaded.source = tmp_path / file
+        return loaded
+
+    differential = case("s.yaml", id="s", target="m:first", compare_with="m:second")
+    squatter = case("other.yaml", id="s.compare", target="m:third")  # its cassette: s.compare.yaml
+    errors = find_duplicates([differential, squatter])
+    assert set(errors) == {"s", "s.compare"}
+    assert "both define a case with the cassette 's.compare.yaml'" in errors["s.compare"]
+
+
 @pytest.mark.parametrize(
     ("line", "says"),
     [

@@ -364,11 +364,13 @@ def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
     """For every case sharing its id, cassette or golden with another: the error naming both files.
 
     Variants count: a plain ``s.sync`` and the sync variant of ``s`` would share a cassette
-    and a golden, and silently overwrite each other's recordings."""
+    and a golden, and silently overwrite each other's recordings; so do compared subjects' cassettes
+    (a case ``s.compare`` would record into the ``compare_with`` cassette of ``s``)."""
     owners: dict[tuple[str, str], GoldenCase] = {}
     errors: dict[str, str] = {}
     for case in cases:
-        for what, key in (("id", case.id), ("cassette", case.cassette_name()), ("golden", case.golden_path.name)):
+        keys = [("id", case.id), ("golden", case.golden_path.name)] + [("cassette", n) for n in case.cassette_names()]
+        for what, key in keys:
             other = owners.setdefault((what, key), case)
             if other is not case and case.id not in errors:
                 message = (f"{shown(case.source)} and {shown(other.source)} both define a case with the {what} "
