@@ -103,6 +103,32 @@ def gemini_knowledge_agent(model: Model) -> Agent:
     )
 
 
+def _chroma_recipes(max_results: int) -> Knowledge:
+    """The Thai recipes in a fresh Chroma collection over OpenAI embeddings: what the Agno side of
+    the differential seed cases uses, so both frameworks rank the same documents the same way."""
+    from rag_core.embedder import OpenAIEmbedder
+    from rag_core.vectordb import ChromaDb
+
+    knowledge = Knowledge(
+        vector_db=ChromaDb(collection="recipes", path=str(_scratch("chroma")), persistent_client=True,
+                           embedder=OpenAIEmbedder(id="text-embedding-3-small")),
+        max_results=max_results,
+    )
+    knowledge.insert(documents=recipe_documents())
+    return knowledge
+
+
+def traditional_rag_agent(model: Model) -> Agent:
+    """Seed scenario 3 over Chroma (the differential case's store): references in the user message."""
+    return Agent(model=model, knowledge=_chroma_recipes(3), add_knowledge_to_context=True, search_knowledge=False,
+                 markdown=True)
+
+
+def references_yaml_agent(model: Model) -> Agent:
+    """Seed scenario 4 over Chroma (the differential case's store): search results as YAML."""
+    return Agent(model=model, knowledge=_chroma_recipes(2), references_format="yaml", markdown=True)
+
+
 class RecipeAnswer(BaseModel):
     """A cooking answer with the recipes it came from (the output_schema of the structured cases)."""
 

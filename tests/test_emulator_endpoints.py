@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from rag_core.evals.emulator import cohere_v2, openai_embeddings
+from rag_core.evals.emulator import cohere_api, openai_embeddings
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
 from rag_core.evals.emulator.server import EmulatorServer
 from rag_core import Document
@@ -51,12 +51,25 @@ def test_cohere_embed_and_rerank_through_the_sdk(emulator):
     assert ranked[0].meta_data["reranking_score"] == 1.0
 
 
+def test_cohere_v1_embed_and_rerank_through_the_sdks_v1_client(emulator):
+    """Agno's Cohere embedder and reranker call the v1 endpoints through ``cohere.Client``."""
+    cohere = pytest.importorskip("cohere")
+    client = cohere.Client(api_key="co-x", base_url=emulator.url)
+    floats = client.embed(texts=["hello", "pad thai"], model="embed-v4.0", input_type="search_document")
+    assert floats.response_type == "embeddings_floats" and [len(v) for v in floats.embeddings] == [1536, 1536]
+    by_type = client.embed(texts=["hello"], model="embed-v4.0", input_type="search_query", embedding_types=["float"])
+    assert by_type.response_type == "embeddings_by_type" and by_type.embeddings.float_[0] == floats.embeddings[0]
+    ranked = client.rerank(query="pad thai tamarind", documents=["Green curry paste.", "Pad thai with tamarind."],
+                           model="rerank-v3.5")
+    assert [r.index for r in ranked.results] == [1, 0]
+
+
 def test_cohere_replies_validate_against_the_sdk_types_like_the_real_ones():
     cohere = pytest.importorskip("cohere")
     ids = DeterministicIds("c")
     for real_name, fake, model in (
-        ("cohere/cohere_v2_embed_embed-v4.0_float.yaml", cohere_v2.embed_json({"texts": ["Hello, world!"]}, ids), cohere.EmbedByTypeResponse),
-        ("cohere/cohere_v2_rerank_rerank-v3.5.yaml", cohere_v2.rerank_json({"query": "q", "documents": ["a q", "b"]}, ids), cohere.RerankResponse),
+        ("cohere/cohere_v2_embed_embed-v4.0_float.yaml", cohere_api.embed_json({"texts": ["Hello, world!"]}, ids), cohere.EmbedByTypeResponse),
+        ("cohere/cohere_v2_rerank_rerank-v3.5.yaml", cohere_api.rerank_json({"query": "q", "documents": ["a q", "b"]}, ids), cohere.RerankResponse),
     ):
         real = response_json(real_name)
         model.model_validate(real)
@@ -65,7 +78,7 @@ def test_cohere_replies_validate_against_the_sdk_types_like_the_real_ones():
     from cohere.v2 import V2ChatResponse
 
     real_chat = response_json("cohere/cohere_v2_chat_tool_call_command-r.yaml")
-    fake_chat = cohere_v2.chat_json(ScriptedTurn(tool_calls=[{"name": "Person", "arguments": {"name": "Erick", "age": 27}}]), {}, ids)
+    fake_chat = cohere_api.chat_json(ScriptedTurn(tool_calls=[{"name": "Person", "arguments": {"name": "Erick", "age": 27}}]), {}, ids)
     for chat in (real_chat, fake_chat):
         parsed = V2ChatResponse.model_validate(chat)
         assert parsed.finish_reason == "TOOL_CALL"

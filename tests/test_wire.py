@@ -4,6 +4,7 @@ must agree with the agent's own account."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from urllib.parse import urlparse
@@ -85,6 +86,22 @@ def test_real_gemini_round_trip_skips_the_function_response_turn():
     assert [t["name"] for t in seen["tools"]] == ["get_user_country", "final_result"]
     assert [c["name"] for c in seen["tool_calls"]["calls"]] == ["get_user_country", "final_result"]
     assert seen["tool_calls"]["calls"][1]["arguments"] == {"city": "Mexico City", "country": "Mexico"}
+
+
+def test_gemini_schema_types_read_as_json_schema_types():
+    """Agno declares Gemini tools in Gemini's own schema (``parameters``, capitalised types);
+    rag_core sends JSON Schema (``parameters_json_schema``): the neutral tool is the same."""
+    query = {"properties": {"query": {"type": "{string}", "description": "The query."},
+                            "type": {"type": "{string}"}},  # a property named type keeps its name
+             "required": ["query"], "type": "{object}"}
+
+    def declared(field: str, spell) -> dict:
+        schema = json.loads(json.dumps(query).replace("{string}", spell("string")).replace("{object}", spell("object")))
+        return {"contents": [], "tools": [{"functionDeclarations": [{"name": "search", "description": "d", field: schema}]}]}
+
+    expected = declared("parameters_json_schema", str)["tools"][0]["functionDeclarations"][0]["parameters_json_schema"]
+    assert wire.tools(declared("parameters", str.upper)) == wire.tools(declared("parameters_json_schema", str)) == [
+        {"name": "search", "description": "d", "parameters": expected}]
 
 
 def test_real_cohere_chat_tool_call():
@@ -171,3 +188,30 @@ def test_tool_outputs_are_read_from_each_apis_request_shape():
     assert tool_outputs(chat) == ["doc A", "doc B"]
     assert tool_outputs(gemini) == ['{"result": "doc A"}']
     assert tool_outputs({"input": "just text"}) == []
+
+
+def test_ignore_selects_items_by_field_or_from_an_index_and_cuts_patterns_out_of_strings():
+    from rag_core.evals.harness.case import IgnoreRule, NormalizeRule
+    from rag_core.evals.harness.observe import normalize, without
+
+    tools = [{"name": "think", "x": 1}, {"name": "search", "x": 2}, {"name": "analyze", "x": 3}, {"name": "think", "x": 4}]
+    data = {"tools": tools, "prompt": "Plan.\n<reasoning>\nours\n</reasoning>\nAnswer."}
+    assert without(data, ["tools[name=think]"])["tools"] == [tools[1], tools[2]]
+    assert without(data, ["tools[name=think].x"])["tools"] == [{"name": "think"}, tools[1], tools[2], {"name": "think"}]
+    assert without(data, ["tools[2:]"])["tools"] == tools[:2]
+    assert without(data, ["tools[9:]", "tools[name=none]"]) == data  # nothing there: nothing removed
+    cut = IgnoreRule(path="prompt", pattern="(?s)<reasoning>.*</reasoning>\n")
+    assert without(data, [cut])["prompt"] == "Plan.\nAnswer."
+    # a normalize rule with a pattern replaces the matches only, and a replacement is taken literally
+    rule = NormalizeRule(path="prompt", pattern="(?s)(?<=<reasoning>\n).*(?=\n</reasoning>)", placeholder=r"<\1 varies>")
+    assert normalize(data, [rule])["prompt"] == "Plan.\n<reasoning>\n<\\1 varies>\n</reasoning>\nAnswer."
+    assert data["tools"] == tools and "ours" in data["prompt"]  # the input is not changed
+
+
+def test_a_pattern_that_is_not_a_regular_expression_is_a_case_error():
+    from pydantic import ValidationError
+
+    from rag_core.evals.harness.case import IgnoreRule
+
+    with pytest.raises(ValidationError, match="(?s)pattern.*not a regular expression: missing \\)"):
+        IgnoreRule(path="system_prompt", pattern="(<reasoning>")

@@ -1,10 +1,13 @@
 """Agno 3.1.10 agents (the behavioural reference), built as Agno's cookbook builds them, for
-golden cases pinned through their traffic and for the differential cases against rag_core.
+golden cases pinned through their traffic and for the differential cases against rag_core
+(the seed programs of ``../shared/seeds``; their rag_core twins are in ``evals/scenarios.py``).
 
 Agno is a dev dependency only; the cases that use this module say ``requires: [agno]``.
-Knowledge lives in Agno's own Chroma store with OpenAI embeddings, in a throwaway folder:
-Agno's in-memory Chroma client has other settings than rag_core's, and Chroma refuses a
-second in-memory client with different settings in one process.
+Stores live in throwaway folders (Agno's in-memory Chroma client has other settings than
+rag_core's, and Chroma refuses a second in-memory client with different settings in one
+process). Where a seed says PgVector, Chroma stands in: a differential case compares what the
+two frameworks send to the model, and which store ranked the documents is not part of it as
+long as both sides rank them the same way.
 """
 
 from __future__ import annotations
@@ -28,28 +31,95 @@ from agno.vectordb.chroma import ChromaDb  # noqa: E402
 
 _collections = itertools.count()
 
-
-def _knowledge(corpus: Path, context: Any) -> Knowledge:
-    """The corpus's documents in a fresh Chroma collection (neither its name nor its folder is
-    ever sent); the folder goes when the case's state does."""
-    folder = context.state.setdefault("folder", tempfile.TemporaryDirectory(prefix="agno-chroma-"))
-    store = ChromaDb(collection=f"recipes_{next(_collections)}", path=folder.name, persistent_client=True,
-                     embedder=OpenAIEmbedder(id="text-embedding-3-small"))
-    knowledge = Knowledge(vector_db=store)
-    for entry in yaml.safe_load(corpus.read_text(encoding="utf-8")):
-        knowledge.insert(name=entry["name"], text_content=entry["content"], metadata=entry.get("meta_data"))
-    return knowledge
+REASONING_INSTRUCTIONS = ["Include sources in your response.", "Always search your knowledge before answering the question."]
+WORKFLOW = """\
+You answer questions about Thai cooking from the knowledge base.
+Work in three steps:
+1. Search the knowledge base with the key terms of the question.
+2. If the results miss something, search again with other words.
+3. Answer from what you found, and say which source each fact came from."""
 
 
-def _agent(context: Any, **options: Any) -> Agent:
+def _folder(context: Any) -> Path:
+    """The case's scratch folder; it goes when the case's state does."""
+    return Path(context.state.setdefault("folder", tempfile.TemporaryDirectory(prefix="agno-seed-")).name)
+
+
+def _chroma(context: Any, embedder: Any = None, **options: Any) -> ChromaDb:
+    """A fresh Chroma collection (neither its name nor its folder is ever sent)."""
+    return ChromaDb(collection=f"recipes_{next(_collections)}", path=str(_folder(context) / "chromadb"),
+                    persistent_client=True, embedder=embedder or OpenAIEmbedder(id="text-embedding-3-small"), **options)
+
+
+def _recipes(context: Any, vector_db: Any, **options: Any) -> Knowledge:
+    """The Thai recipes corpus in ``vector_db``, inserted once per case as a program does at start."""
+    if "knowledge" not in context.state:
+        knowledge = Knowledge(vector_db=vector_db, **options)
+        corpus = context.fixtures / "corpora" / "thai_recipes.yaml"
+        for entry in yaml.safe_load(corpus.read_text(encoding="utf-8")):
+            knowledge.insert(name=entry["name"], text_content=entry["content"], metadata=entry.get("meta_data"))
+        context.state["knowledge"] = knowledge
+    return context.state["knowledge"]
+
+
+def _agent(context: Any, model: Any = None, **options: Any) -> Agent:
     if "agent" not in context.state:  # one agent for all turns of a case, as a program keeps it
-        context.state["agent"] = Agent(model=OpenAIResponses(id="gpt-5.2"), telemetry=False, **options)
+        context.state["agent"] = Agent(model=model or OpenAIResponses(id="gpt-5.2"), telemetry=False, **options)
     return context.state["agent"]
 
 
 def agentic_rag(question: str, context: Any) -> Any:
-    """Agno's agentic RAG seed: search_knowledge_base over the Thai recipes, markdown answers
-    (Chroma instead of the seed's PgVector: the first request does not depend on the store)."""
-    knowledge = context.state.get("knowledge") or _knowledge(context.fixtures / "corpora" / "thai_recipes.yaml", context)
-    context.state["knowledge"] = knowledge
+    """Agno's agentic RAG seed: search_knowledge_base over the Thai recipes, markdown answers."""
+    knowledge = context.state.get("knowledge") or _recipes(context, _chroma(context))
     return _agent(context, knowledge=knowledge, search_knowledge=True, markdown=True).run(question)
+
+
+def agentic_rag_with_reasoning(question: str, context: Any) -> Any:
+    """Agno's reasoning seed as written: ReasoningTools with their instructions, LanceDb hybrid
+    search over Cohere embeddings with Cohere reranking (every Cohere call goes to the cassette)."""
+    from agno.knowledge.embedder.cohere import CohereEmbedder
+    from agno.knowledge.reranker.cohere import CohereReranker
+    from agno.tools.reasoning import ReasoningTools
+    from agno.vectordb.lancedb import LanceDb, SearchType
+
+    knowledge = context.state.get("knowledge") or _recipes(context, LanceDb(
+        uri=str(_folder(context) / "lancedb"), table_name="agno_docs", search_type=SearchType.hybrid,
+        embedder=CohereEmbedder(id="embed-v4.0"), reranker=CohereReranker(model="rerank-v3.5")))
+    return _agent(context, knowledge=knowledge, search_knowledge=True, tools=[ReasoningTools(add_instructions=True)],
+                  instructions=REASONING_INSTRUCTIONS, markdown=True).run(question)
+
+
+def traditional_rag(question: str, context: Any) -> Any:
+    """Agno's traditional RAG seed: the references go into the user message, no search tool."""
+    knowledge = context.state.get("knowledge") or _recipes(context, _chroma(context), max_results=3)
+    return _agent(context, knowledge=knowledge, add_knowledge_to_context=True, search_knowledge=False,
+                  markdown=True).run(question)
+
+
+def references_format(question: str, context: Any) -> Any:
+    """Agno's references_format seed: the search tool returns its documents as YAML."""
+    knowledge = context.state.get("knowledge") or _recipes(context, _chroma(context), max_results=2)
+    return _agent(context, knowledge=knowledge, search_knowledge=True, references_format="yaml",
+                  markdown=True).run(question)
+
+
+def agent_search_over_knowledge(question: str, context: Any) -> Any:
+    """Agno's quickstart seed: Gemini, hybrid Chroma search over Gemini embeddings, SQLite
+    sessions with the last five runs as history, the current time in the prompt. Agno reads the
+    clock itself (``datetime.now()``), so the run happens at the case's frozen clock."""
+    import time_machine
+    from agno.db.sqlite import SqliteDb
+    from agno.knowledge.embedder.google import GeminiEmbedder
+    from agno.models.google import Gemini
+    from agno.vectordb.chroma import SearchType
+
+    embedder = GeminiEmbedder(id="gemini-embedding-001", dimensions=768)
+    db = context.state.get("db") or context.state.setdefault("db", SqliteDb(db_file=str(_folder(context) / "agents.db")))
+    knowledge = context.state.get("knowledge") or _recipes(
+        context, _chroma(context, embedder, search_type=SearchType.hybrid, hybrid_rrf_k=60), max_results=5,
+        contents_db=db)
+    agent = _agent(context, model=Gemini(id="gemini-3-flash-preview"), name="Agent with Knowledge",
+                   instructions=WORKFLOW, knowledge=knowledge, db=db, add_datetime_to_context=True,
+                   add_history_to_context=True, num_history_runs=5, markdown=True)
+    with time_machine.travel(context.clock, tick=False):
+        return agent.run(question)

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from rag_core.evals.emulator import cohere_v2, gemini, openai_chat, openai_embeddings, openai_responses
+from rag_core.evals.emulator import cohere_api, gemini, openai_chat, openai_embeddings, openai_responses
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
 
 
@@ -43,10 +43,11 @@ class ScriptedProvider:
         # embeddings and reranking are answered deterministically and do not use up the script
         if path.endswith("/embeddings"):
             return self._json(openai_embeddings.embeddings_json(request))
-        if path.endswith("/v2/embed"):
-            return self._json(cohere_v2.embed_json(request, self.ids))
-        if path.endswith("/v2/rerank"):
-            return self._json(cohere_v2.rerank_json(request, self.ids))
+        for version in ("1", "2"):
+            if path.endswith(f"/v{version}/embed"):
+                return self._json(cohere_api.embed_json(request, self.ids, version))
+            if path.endswith(f"/v{version}/rerank"):
+                return self._json(cohere_api.rerank_json(request, self.ids, version))
         if path.endswith(":batchEmbedContents"):
             return self._json(gemini.batch_embed_json(request))
         self.requests.append(request)
@@ -79,7 +80,7 @@ class ScriptedProvider:
                 return Reply(200, "text/event-stream; charset=utf-8", openai_responses.sse(events).encode(), headers)
             payload = openai_responses.response_json(turn, request, self.ids)
         elif path.endswith("/v2/chat"):
-            payload = cohere_v2.chat_json(turn, request, self.ids)
+            payload = cohere_api.chat_json(turn, request, self.ids)
         elif path.endswith("/chat/completions"):
             if stream:
                 chunks = openai_chat.completion_chunks(turn, request, self.ids)

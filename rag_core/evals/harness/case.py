@@ -207,11 +207,33 @@ class Expect(_Strict):
         return value
 
 
+def _regex(pattern: str | None) -> str | None:
+    try:
+        re.compile(pattern or "")
+    except re.error as exc:
+        raise ValueError(f"not a regular expression: {exc}") from None
+    return pattern
+
+
 class NormalizeRule(_Strict):
-    """Replace the value at ``path`` (dotted, ``[*]`` for every list item) with ``placeholder``."""
+    """Replace the value at ``path`` (dotted, ``[*]`` for every list item) with ``placeholder``;
+    with ``pattern`` (a Python regular expression), only its matches inside the strings there."""
 
     path: str
     placeholder: str
+    pattern: str | None = None
+
+    _compiles = field_validator("pattern")(_regex)
+
+
+class IgnoreRule(_Strict):
+    """For ``compare_with``: cut every match of ``pattern`` (a Python regular expression) out of
+    the strings at ``path``, on both sides (a block of a prompt one side words differently)."""
+
+    path: str
+    pattern: str
+
+    _compiles = field_validator("pattern")(_regex)
 
 
 DEFAULT_RULES = [NormalizeRule(path="references[*].time", placeholder="<elapsed>")]
@@ -226,7 +248,10 @@ class GoldenCase(_Strict):
                                "golden fields are read from its provider traffic")
     compare_with: str | None = Field(None, description="another 'package.module:callable' run on the same input and "
                                      "emulator script; its traffic must match this case's (see ignore)")
-    ignore: list[str] = Field(default_factory=list, description="paths (like normalize paths) compare_with leaves out")
+    ignore: list[str | IgnoreRule] = Field(
+        default_factory=list, description="what compare_with leaves out: paths (like normalize paths; tools[name=x] "
+                                          "selects list items by a field) or {path, pattern} cutting a regex's "
+                                          "matches out of strings")
     requires: list[str] = Field(default_factory=list, description="modules the case needs; it is skipped without them")
     model: ModelSpec = Field(default_factory=ModelSpec)
     knowledge: KnowledgeSpec | None = None

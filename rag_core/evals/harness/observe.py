@@ -8,10 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rag_core.evals.harness.case import NormalizeRule
+from rag_core.evals.harness.case import IgnoreRule, NormalizeRule
 from rag_core import Agent, RunOutput
 
-_STEP = re.compile(r"([^.\[\]]+)|\[(\*|\d+)\]")
+# a path step: a dict key, or in brackets a list index, * (every item), N: (the items from index
+# N on) or key=value (the items whose key holds that value, e.g. tools[name=think])
+_STEP = re.compile(r"([^.\[\]]+)|\[(\*|\d+:?|[^\]=]+=[^\]]*)\]")
 
 
 def observe(agent: Agent, outputs: list[RunOutput], requests: list[dict[str, Any]], error: BaseException | None) -> dict[str, Any]:
@@ -99,37 +101,61 @@ def normalize(data: dict[str, Any], rules: list[NormalizeRule]) -> dict[str, Any
     """Apply each rule: every value its path reaches becomes the rule's placeholder."""
     data = copy.deepcopy(data)
     for rule in rules:
-        _replace(data, [m.group(1) or m.group(2) for m in _STEP.finditer(rule.path)], rule.placeholder)
+        _replace(data, _steps(rule.path), rule.placeholder if rule.pattern is None else _sub(rule.pattern, rule.placeholder))
     return data
 
 
-def without(data: dict[str, Any], paths: list[str]) -> dict[str, Any]:
-    """A copy of ``data`` with every value each path reaches removed (a dict key, a list item)."""
+def without(data: dict[str, Any], ignored: list[str | IgnoreRule]) -> dict[str, Any]:
+    """A copy of ``data`` without what each entry names: a path's values are removed (a dict key,
+    a list item); an :class:`IgnoreRule`'s pattern is cut out of the strings at its path."""
     data = copy.deepcopy(data)
-    for path in paths:
-        _replace(data, [m.group(1) or m.group(2) for m in _STEP.finditer(path)], _REMOVE)
+    for entry in ignored:
+        if isinstance(entry, str):
+            _replace(data, _steps(entry), _REMOVE)
+        else:
+            _replace(data, _steps(entry.path), _sub(entry.pattern, ""))
     return data
+
+
+def _sub(pattern: str, replacement: str) -> Any:
+    """A function replacing every match of ``pattern`` in a string (other values stay)."""
+    compiled = re.compile(pattern)
+    return lambda value: compiled.sub(lambda _: replacement, value) if isinstance(value, str) else value
 
 
 _REMOVE: Any = object()
 
 
-def _replace(node: Any, steps: list[str], placeholder: str) -> None:
+def _steps(path: str) -> list[str]:
+    return [m.group(1) or m.group(2) for m in _STEP.finditer(path)]
+
+
+def _targets(node: Any, step: str) -> list[Any]:
+    """The keys or indexes of ``node`` one path step selects."""
+    if isinstance(node, list):
+        if step == "*":
+            return list(range(len(node)))
+        if step.isdigit():
+            return [int(step)] if int(step) < len(node) else []
+        if step.endswith(":") and step[:-1].isdigit():
+            return list(range(int(step[:-1]), len(node)))
+        if "=" in step:
+            key, _, value = step.partition("=")
+            return [i for i, item in enumerate(node) if isinstance(item, dict) and str(item.get(key)) == value]
+    return [step] if isinstance(node, dict) and step in node else []
+
+
+def _replace(node: Any, steps: list[str], placeholder: Any) -> None:
+    """Give every value ``steps`` reach the placeholder: a value, _REMOVE, or a function of the old value."""
     if not steps:
         return
     step, rest = steps[0], steps[1:]
-    if step == "*" and isinstance(node, list):
-        targets = list(range(len(node)))
-    elif step.isdigit() and isinstance(node, list):
-        targets = [int(step)] if int(step) < len(node) else []
-    elif isinstance(node, dict) and step in node:
-        targets = [step]
-    else:
-        return
-    for key in sorted(targets, reverse=True):  # list items from the end: removal shifts the rest
+    for key in sorted(_targets(node, step), reverse=True):  # list items from the end: removal shifts the rest
         if rest:
             _replace(node[key], rest, placeholder)
         elif placeholder is _REMOVE:
             del node[key]
+        elif callable(placeholder):
+            node[key] = placeholder(node[key])
         else:
             node[key] = placeholder

@@ -56,7 +56,7 @@ def validate_request(path: str, body: dict[str, Any]) -> None:
         validate_chat_body(body)
     elif ":generateContent" in path or ":streamGenerateContent" in path:
         validate_gemini_body(body)
-    elif path.endswith((":batchEmbedContents", "/embeddings", "/v2/embed", "/v2/rerank")):
+    elif path.endswith((":batchEmbedContents", "/embeddings", "/embed", "/rerank")):
         return  # built by the SDKs themselves, not by rag_core
     else:
         raise ValueError(f"no SDK request type known for {path}")

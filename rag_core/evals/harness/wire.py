@@ -12,8 +12,8 @@ openai-embeddings   ``POST …/embeddings``
 gemini              ``POST …/models/<m>:generateContent`` and ``:streamGenerateContent``
 gemini-embeddings   ``POST …/models/<m>:batchEmbedContents`` and ``:embedContent``
 cohere-chat         ``POST /v2/chat``
-cohere-embed        ``POST /v2/embed``
-cohere-rerank       ``POST /v2/rerank``
+cohere-embed        ``POST /v2/embed`` and ``/v1/embed``
+cohere-rerank       ``POST /v2/rerank`` and ``/v1/rerank``
 ==================  ==================================================
 
 Streams (server-sent events) are assembled into the message they deliver. A field the wire
@@ -60,8 +60,10 @@ def api_of(method: str, path: str) -> str | None:
         return "gemini"
     if path.endswith((":batchEmbedContents", ":embedContent")):
         return "gemini-embeddings"
-    for name in ("chat", "embed", "rerank"):
-        if path.endswith(f"/v2/{name}"):
+    if path.endswith("/v2/chat"):
+        return "cohere-chat"
+    for name in ("embed", "rerank"):
+        if path.endswith((f"/v1/{name}", f"/v2/{name}")):
             return f"cohere-{name}"
     return None
 
@@ -190,6 +192,17 @@ def neutral_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _json_schema_types(node: Any) -> Any:
+    """Gemini's own ``parameters`` schema spells types in capitals (``STRING``, ``OBJECT``); in
+    the neutral shape they are JSON Schema's, so one tool reads the same whichever field sent it."""
+    if isinstance(node, list):
+        return [_json_schema_types(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {key: value.lower() if key == "type" and isinstance(value, str) else _json_schema_types(value)
+            for key, value in node.items()}
+
+
 def tools(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The function tools a chat request offers, neutral shape, in the order sent (Gemini's
     ``functionDeclarations`` groups are flattened; built-in tools such as web search are kept
@@ -200,7 +213,7 @@ def tools(body: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
         if declarations is not None:
-            found += [neutral_tool(d) for d in declarations]
+            found += [_json_schema_types(neutral_tool(d)) for d in declarations]
         elif tool.get("type", "function") == "function":
             found.append(neutral_tool(tool))
         else:

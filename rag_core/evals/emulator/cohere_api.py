@@ -1,4 +1,6 @@
-"""Replies of Cohere's v2 API: ``/v2/embed``, ``/v2/rerank`` and ``/v2/chat`` (non-streaming)."""
+"""Replies of Cohere's API: ``/v2/embed``, ``/v2/rerank`` and ``/v2/chat`` (non-streaming), and the
+v1 ``/v1/embed`` and ``/v1/rerank`` that the SDK's v1 client (``cohere.Client``, which Agno uses)
+still calls."""
 
 from __future__ import annotations
 
@@ -16,23 +18,27 @@ def _uuid(ids: DeterministicIds) -> str:
     return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:32]}"
 
 
-def embed_json(request: dict[str, Any], ids: DeterministicIds) -> dict[str, Any]:
+def embed_json(request: dict[str, Any], ids: DeterministicIds, version: str = "2") -> dict[str, Any]:
+    """An embed reply. v1 without ``embedding_types`` answers a plain list of float vectors
+    (``embeddings_floats``); otherwise, and always in v2, the vectors come by type."""
     texts = list(request.get("texts") or [])
     model = request.get("model", "embed-v4.0")
     dimensions = int(request.get("output_dimension") or DIMENSIONS.get(model, 1024))
     vectors = [embed(t, dimensions) for t in texts]
-    types = request.get("embedding_types") or ["float"]
+    types = request.get("embedding_types")
+    by_type = version == "2" or types is not None
     return {
         "id": _uuid(ids),
-        "embeddings": {kind: vectors for kind in types if kind == "float"},
+        "embeddings": {kind: vectors for kind in types or ["float"] if kind == "float"} if by_type else vectors,
         "texts": texts,
-        "meta": {"api_version": {"version": "2"},
+        "meta": {"api_version": {"version": version},
                  "billed_units": {"image_tokens": 0, "input_tokens": sum(estimate_tokens(t) for t in texts)}},
-        "response_type": "embeddings_by_type",
+        "response_type": "embeddings_by_type" if by_type else "embeddings_floats",
     }
 
 
-def rerank_json(request: dict[str, Any], ids: DeterministicIds) -> dict[str, Any]:
+def rerank_json(request: dict[str, Any], ids: DeterministicIds, version: str = "2") -> dict[str, Any]:
+    """A rerank reply (the same shape in v1 and v2)."""
     query = request.get("query", "")
     documents = [d if isinstance(d, str) else json.dumps(d) for d in request.get("documents") or []]
     scored = sorted(((relevance(query, d), i) for i, d in enumerate(documents)), key=lambda s: (-s[0], s[1]))
@@ -40,7 +46,7 @@ def rerank_json(request: dict[str, Any], ids: DeterministicIds) -> dict[str, Any
     return {
         "id": _uuid(ids),
         "results": [{"index": i, "relevance_score": score} for score, i in scored[:top_n]],
-        "meta": {"api_version": {"version": "2"}, "billed_units": {"search_units": 1}},
+        "meta": {"api_version": {"version": version}, "billed_units": {"search_units": 1}},
     }
 
 
