@@ -354,3 +354,19 @@ def test_fusion_depth_is_each_retrievers_own_setting_not_the_evaluation_depth(tm
     suite_file.write_text(suite_file.read_text().replace("candidate_depth: 200", "candidate_depth: 5"))
     with pytest.raises(SuiteFileError, match="retriever wide: candidate_depth 5 is below the suite's depth 10"):
         load_suite(suite_file)
+
+
+def test_tests_that_reuse_retriever_results_share_one_xdist_group(project):
+    """An identical check or a sweep reads its retrievers' results from the process it runs in;
+    under --dist loadgroup they all go to one worker instead of computing the retrievers again."""
+    suite = project.path / "fixtures" / "retrieval" / "mini.yaml"
+    suite.write_text(SUITE.replace("THRESHOLD", "0.5").replace(
+        "  - {name: bm25, store: memory, search_type: keyword}",
+        "  - {name: bm25, store: memory, search_type: keyword}\n"
+        "  - {name: bm25_again, store: memory, search_type: keyword}\n"
+        "  - {name: alone, store: memory, search_type: keyword, bm25_k1: 1.0}")
+        + "identical:\n  - [bm25, bm25_again]\n")
+    items = project.getitems(project.path / "evals" / "test_retrieval.py")
+    groups = {item.callspec.id: [m.args for m in item.iter_markers("xdist_group")] for item in items}
+    assert groups == {"mini/bm25": [("mini/shared",)], "mini/bm25_again": [("mini/shared",)],
+                      "mini/alone": [], "mini/identical:bm25=bm25_again": [("mini/shared",)]}

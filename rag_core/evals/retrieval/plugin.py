@@ -26,6 +26,12 @@ class Target:
     group: list[str] | None = None
     sweep: int | None = None  # index into suite.sweep
     error: str | None = None
+    # the tests that reuse one another's retriever results (identical groups, sweeps and the
+    # retrievers they read) share a process under pytest-xdist's --dist loadgroup
+    shares_results: bool = False
+
+    def marks(self) -> list[Any]:
+        return [pytest.mark.xdist_group(f"{self.suite.name}/shared")] if self.shares_results and self.suite else []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,10 +53,13 @@ def _targets(config: pytest.Config) -> list[Target]:
         except SuiteFileError as exc:
             targets.append(Target(path.stem, error=str(exc)))
             continue
-        targets += [Target(f"{suite.name}/{r.name}", suite, r.name) for r in suite.retrievers]
-        targets += [Target(f"{suite.name}/identical:{'='.join(g)}", suite, None, g) for g in suite.identical]
-        targets += [Target(f"{suite.name}/sweep:{s.retriever}" + (f"#{n}" if n else ""), suite, sweep=n)
-                    for n, s in enumerate(suite.sweep)]
+        reused = {name for g in suite.identical for name in g} | {s.retriever for s in suite.sweep}
+        targets += [Target(f"{suite.name}/{r.name}", suite, r.name, shares_results=r.name in reused)
+                    for r in suite.retrievers]
+        targets += [Target(f"{suite.name}/identical:{'='.join(g)}", suite, None, g, shares_results=True)
+                    for g in suite.identical]
+        targets += [Target(f"{suite.name}/sweep:{s.retriever}" + (f"#{n}" if n else ""), suite, sweep=n,
+                           shares_results=True) for n, s in enumerate(suite.sweep)]
     return targets
 
 
@@ -61,6 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         writable_report_path("--report-dir", folder, folder=True)
     config.pluginmanager.register(_Summary(config), "rag_core_retrieval_summary")
+    # pytest-xdist registers this mark itself; without it the marks would be unknown ones
+    config.addinivalue_line("markers", "xdist_group(name): run the tests of one group in one pytest-xdist worker")
 
 
 def embedding_mode(config: pytest.Config) -> str:
@@ -78,7 +89,7 @@ def embedding_mode(config: pytest.Config) -> str:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "retrieval_target" in metafunc.fixturenames:
         targets = _targets(metafunc.config)
-        metafunc.parametrize("retrieval_target", [pytest.param(t, id=t.id) for t in targets] or [
+        metafunc.parametrize("retrieval_target", [pytest.param(t, id=t.id, marks=t.marks()) for t in targets] or [
             pytest.param(Target("no-suites", error="no retrieval suites found"), id="no-suites")])
 
 
