@@ -22,6 +22,8 @@ Work in three steps:
 2. If the results miss something, search again with other words.
 3. Answer from what you found, and say which source each fact came from."""
 
+REASONING_INSTRUCTIONS = ["Include sources in your response.", "Always search your knowledge before answering the question."]
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
@@ -60,7 +62,7 @@ def reasoning_agent(model: Model) -> Agent:
         knowledge=knowledge,
         search_knowledge=True,
         tools=[ReasoningTools(add_instructions=True)],
-        instructions=["Include sources in your response.", "Always search your knowledge before answering the question."],
+        instructions=REASONING_INSTRUCTIONS,
         markdown=True,
     )
 

@@ -29,15 +29,9 @@ from agno.knowledge.knowledge import Knowledge  # noqa: E402
 from agno.models.openai import OpenAIResponses  # noqa: E402
 from agno.vectordb.chroma import ChromaDb  # noqa: E402
 
-_collections = itertools.count()
+from evals.scenarios import REASONING_INSTRUCTIONS, WORKFLOW  # noqa: E402  (the seeds' own texts, shared)
 
-REASONING_INSTRUCTIONS = ["Include sources in your response.", "Always search your knowledge before answering the question."]
-WORKFLOW = """\
-You answer questions about Thai cooking from the knowledge base.
-Work in three steps:
-1. Search the knowledge base with the key terms of the question.
-2. If the results miss something, search again with other words.
-3. Answer from what you found, and say which source each fact came from."""
+_collections = itertools.count()
 
 
 def _folder(context: Any) -> Path:
