@@ -249,9 +249,9 @@ class GoldenCase(_Strict):
     compare_with: str | None = Field(None, description="another 'package.module:callable' run on the same input and "
                                      "emulator script; its traffic must match this case's (see ignore)")
     ignore: list[str | IgnoreRule] = Field(
-        default_factory=list, description="what compare_with leaves out: paths (like normalize paths; tools[name=x] "
-                                          "selects list items by a field) or {path, pattern} cutting a regex's "
-                                          "matches out of strings")
+        default_factory=list, description="what compare_with leaves out: paths (like normalize paths; [name=x] "
+                                          "selects list items by a field, [2:] the items from index 2 on) or "
+                                          "{path, pattern} cutting a regex's matches out of strings")
     requires: list[str] = Field(default_factory=list, description="modules the case needs; it is skipped without them")
     model: ModelSpec = Field(default_factory=ModelSpec)
     knowledge: KnowledgeSpec | None = None
