@@ -175,6 +175,22 @@ def test_pgvector_builds_its_indexes_after_the_first_load_and_then_keeps_them(pg
             (str([0.1] * HashEmbedder().dimensions),)).fetchall())
     assert f"Index Scan using {table}_embedding_idx" in plan
 
+def test_pgvector_keeps_vectors_in_the_tables_own_pages(pg_url):
+    """An exact search reads every vector: each one moved out to TOAST beside the long content
+    was an extra index lookup (twice the time per query on SciFact)."""
+    table = f"t_plain_{uuid.uuid4().hex[:8]}"
+    # 384 dimensions (1.5 kB) beside content well over 2 kB: the row must shrink to be stored
+    store = PgVector(table, db_url=pg_url, embedder=HashEmbedder(384), search_type="vector", vector_index=None)
+    store.insert([Document(content=f"recipe {n} " * 400, name=f"r{n}") for n in range(20)])
+    conn = store._connection()
+    storage = conn.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'",
+                           (table,)).fetchone()[0]
+    assert storage == "m"  # MAIN: in place, moved out only if a row could not fit a page otherwise
+    toasted = conn.execute(f"SELECT count(*) FROM {table} WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL").fetchone()[0]
+    assert toasted == 0 and store.count() == 20
+    store.drop()
+
+
 @pytest.mark.parametrize("name", ["docs; DROP TABLE x", "1abc", "a" * 64, "docs\"", "robert'); --"])
 def test_pgvector_refuses_unsafe_table_names(name):
     with pytest.raises(VectorDbError, match="invalid table name"):

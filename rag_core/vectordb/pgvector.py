@@ -212,6 +212,10 @@ class PgVector(VectorDb):
                 )"""
             ).format(table=self._table, vector_type=vector_type, config=sql.Literal(self.text_search_config))
         )
+        # vectors stay in the table's own pages (compressed or moved out only when a row cannot fit
+        # otherwise): moved out beside the content, every vector an exact search scores was a
+        # TOAST lookup (SciFact, 384 dimensions, depth 100: 22 ms a query, 10 ms in place)
+        conn.execute(sql.SQL("ALTER TABLE {} ALTER COLUMN embedding SET STORAGE MAIN").format(self._table))
         for index, statement in self._indexes().items():
             if not index.endswith("_embedding_idx"):
                 conn.execute(statement)
