@@ -370,3 +370,30 @@ def test_tests_that_reuse_retriever_results_share_one_xdist_group(project):
     groups = {item.callspec.id: [m.args for m in item.iter_markers("xdist_group")] for item in items}
     assert groups == {"mini/bm25": [("mini/shared",)], "mini/bm25_again": [("mini/shared",)],
                       "mini/alone": [], "mini/identical:bm25=bm25_again": [("mini/shared",)]}
+
+
+def test_pgvector_retrievers_of_a_suite_share_one_loaded_table_and_score_as_if_alone(tmp_path, pg_url):
+    """Search type, fusion and BM25 parameters apply at query time: retrievers differing only in
+    those query one table, loaded once, and score exactly what a table of their own gives."""
+    from rag_core.evals.retrieval.datasets import load_judged_yaml
+    from rag_core.evals.retrieval.evaluate import SharedTables, run_retriever
+    from rag_core.evals.retrieval.suite import load_suite
+    from rag_core.vectordb import PgVector
+
+    suite_file = tmp_path / "pg.yaml"
+    suite_file.write_text(SUITE.replace("THRESHOLD", "0.5").replace(
+        "  - {name: bm25, store: memory, search_type: keyword}",
+        "  - {name: bm25, store: pgvector, search_type: keyword}\n"
+        "  - {name: bm25_wide, store: pgvector, search_type: keyword, bm25_k1: 2.0, bm25_b: 0.5}"))
+    suite = load_suite(suite_file)
+    dataset = load_judged_yaml(ROOT / "fixtures" / "retrieval" / "kitchen" / "queries.yaml")
+    shared = SharedTables()
+    first, second = (run_retriever(suite, r, dataset, None, lambda: pg_url, shared) for r in suite.retrievers)
+    [(table, seconds)] = shared.tables.values()  # one table, loaded once
+    assert first.index_seconds == second.index_seconds == seconds
+    alone = run_retriever(suite, suite.retrievers[1], dataset, None, lambda: pg_url)  # its own table, dropped after
+    assert second.rankings == alone.rankings and second.metrics == alone.metrics
+    assert first.rankings != second.rankings  # the query-time parameters did apply
+    assert PgVector(table, db_url=pg_url).count() == len([t for t in dataset.corpus.values() if t.strip()])
+    shared.drop_all()
+    assert PgVector(table, db_url=pg_url).count() == 0 and not shared.tables

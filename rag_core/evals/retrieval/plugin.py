@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
@@ -103,6 +103,7 @@ class RetrievalRunner:
         self.datasets: dict[str, Dataset] = {}
         self.embedders: dict[str, Any] = {}  # one embedding cache per suite, read from disk once
         self.results: dict[tuple[str, str], RetrieverResult] = {}
+        self.shared: dict[str, Any] = {}  # per suite: the PgVector tables its retrievers share
 
     def _pg_url(self) -> str:
         from rag_core.evals.postgres import NoPostgres, postgres_url, required
@@ -118,7 +119,7 @@ class RetrievalRunner:
         return self.run(suite, suite.retriever(name))
 
     def run(self, suite: SuiteSpec, spec: Any) -> RetrieverResult:
-        from rag_core.evals.retrieval.evaluate import build_embedder, load_dataset, run_retriever
+        from rag_core.evals.retrieval.evaluate import SharedTables, build_embedder, load_dataset, run_retriever
 
         key = (suite.name, spec.name)
         if key not in self.results:
@@ -127,13 +128,20 @@ class RetrievalRunner:
             if suite.embedder and suite.name not in self.embedders:
                 self.embedders[suite.name] = build_embedder(suite.embedder, self.root, embedding_mode(self.config))
             self.results[key] = run_retriever(suite, spec, self.datasets[suite.name], self.embedders.get(suite.name),
-                                              self._pg_url)
+                                              self._pg_url, self.shared.setdefault(suite.name, SharedTables()))
         return self.results[key]
+
+    def close(self) -> None:
+        """Drop the tables the suites' retrievers shared."""
+        for tables in self.shared.values():
+            tables.drop_all()
 
 
 @pytest.fixture(scope="session")
-def retrieval_runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> RetrievalRunner:
-    return RetrievalRunner(request.config, tmp_path_factory)
+def retrieval_runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RetrievalRunner]:
+    runner = RetrievalRunner(request.config, tmp_path_factory)
+    yield runner
+    runner.close()
 
 
 @pytest.fixture
