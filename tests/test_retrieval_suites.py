@@ -364,12 +364,17 @@ def test_tests_that_reuse_retriever_results_share_one_xdist_group(project):
         "  - {name: bm25, store: memory, search_type: keyword}",
         "  - {name: bm25, store: memory, search_type: keyword}\n"
         "  - {name: bm25_again, store: memory, search_type: keyword}\n"
-        "  - {name: alone, store: memory, search_type: keyword, bm25_k1: 1.0}")
+        "  - {name: alone, store: memory, search_type: keyword, bm25_k1: 1.0}\n"
+        "  - {name: pg_keyword, store: pgvector, search_type: keyword}\n"
+        "  - {name: pg_tuned, store: pgvector, search_type: keyword, bm25_k1: 1.0}\n"  # the same table
+        "  - {name: pg_hnsw, store: pgvector, search_type: keyword, exact: false}")  # a table of its own
         + "identical:\n  - [bm25, bm25_again]\n")
     items = project.getitems(project.path / "evals" / "test_retrieval.py")
     groups = {item.callspec.id: [m.args for m in item.iter_markers("xdist_group")] for item in items}
-    assert groups == {"mini/bm25": [("mini/shared",)], "mini/bm25_again": [("mini/shared",)],
-                      "mini/alone": [], "mini/identical:bm25=bm25_again": [("mini/shared",)]}
+    shared = [("mini/shared",)]
+    assert groups == {"mini/bm25": shared, "mini/bm25_again": shared, "mini/alone": [],
+                      "mini/identical:bm25=bm25_again": shared, "mini/pg_keyword": shared, "mini/pg_tuned": shared,
+                      "mini/pg_hnsw": []}
 
 
 def test_pgvector_retrievers_of_a_suite_share_one_loaded_table_and_score_as_if_alone(tmp_path, pg_url):

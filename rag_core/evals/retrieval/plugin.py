@@ -6,6 +6,7 @@ Loaded through the ``pytest11`` entry point; a test module opts in by asking for
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -26,8 +27,9 @@ class Target:
     group: list[str] | None = None
     sweep: int | None = None  # index into suite.sweep
     error: str | None = None
-    # the tests that reuse one another's retriever results (identical groups, sweeps and the
-    # retrievers they read) share a process under pytest-xdist's --dist loadgroup
+    # the tests that reuse one another's retriever results or tables (identical groups, sweeps,
+    # the retrievers they read, PgVector retrievers sharing a table) share a process under
+    # pytest-xdist's --dist loadgroup
     shares_results: bool = False
 
     def marks(self) -> list[Any]:
@@ -54,6 +56,9 @@ def _targets(config: pytest.Config) -> list[Target]:
             targets.append(Target(path.stem, error=str(exc)))
             continue
         reused = {name for g in suite.identical for name in g} | {s.retriever for s in suite.sweep}
+        # PgVector retrievers that can share a loaded table (see evaluate.SharedTables)
+        tables = Counter(r.exact for r in suite.retrievers if r.store == "pgvector")
+        reused |= {r.name for r in suite.retrievers if r.store == "pgvector" and tables[r.exact] > 1}
         targets += [Target(f"{suite.name}/{r.name}", suite, r.name, shares_results=r.name in reused)
                     for r in suite.retrievers]
         targets += [Target(f"{suite.name}/identical:{'='.join(g)}", suite, None, g, shares_results=True)
