@@ -98,6 +98,20 @@ def test_search_types_and_metadata_filters(make_store, search_type):
     assert knowledge.search("garlic", filters={"source": "nowhere"}) == []
 
 
+def test_changing_a_document_after_insert_or_a_search_result_leaves_the_store_as_it_was(make_store):
+    """Every store hands out documents of their own: the database ones build them from rows,
+    and the in-memory one must not share its metadata with the caller either way."""
+    store = make_store(search_type="keyword")
+    mine = Document(content="Tom kha gai with galangal.", meta_data={"page": 2, "tags": ["soup"]}, name="tom_kha")
+    store.insert([mine])
+    mine.meta_data["page"] = 5
+    mine.meta_data["tags"].append("changed by the caller")
+    [found] = store.search("galangal", 1)
+    found.meta_data["page"] = 99
+    found.meta_data["tags"].append("changed by a reader")
+    assert store.search("galangal", 1)[0].meta_data == {"page": 2, "tags": ["soup"]}
+
+
 def test_nothing_is_lost_or_duplicated_across_a_restart(make_persistent_store):
     make_store = make_persistent_store
     first = Knowledge(vector_db=make_store(key="restart"))

@@ -47,7 +47,7 @@ class InMemoryVectorDb(VectorDb):
         self._vectors.remove(d.id for d in documents if d.embedding is None and d.id in self._docs)
         self._vectors.put((d.id, d.embedding) for d in documents if d.embedding is not None)
         for doc in documents:
-            kept = copy.copy(doc)
+            kept = _detached(doc)  # the caller's later changes to its documents do not reach the store
             kept.embedding = None  # the matrix holds it
             self._docs[doc.id] = kept  # type: ignore[index]
         self._bm25.add((d.id, d.content) for d in documents)  # type: ignore[misc]
@@ -65,7 +65,9 @@ class InMemoryVectorDb(VectorDb):
         found = {}
         for doc_id in ids:
             if doc_id in self._docs:
-                doc = found[doc_id] = copy.copy(self._docs[doc_id])
+                # a document of its own, as every other store returns: changing a result's metadata
+                # must not change what the store holds
+                doc = found[doc_id] = _detached(self._docs[doc_id])
                 doc.embedding = self._vectors.vector(doc_id)
         return found
 
@@ -82,3 +84,10 @@ class InMemoryVectorDb(VectorDb):
         if len(vector) != stored:
             raise VectorDbError(f"query embedding has {len(vector)} dimensions, the store holds {stored}")
         return self._vectors.rank(vector, depth, self._allowed(filters))
+
+
+def _detached(doc: Document) -> Document:
+    """A copy of ``doc`` sharing nothing mutable with it (its metadata is copied in depth)."""
+    copied = copy.copy(doc)
+    copied.meta_data = copy.deepcopy(doc.meta_data)
+    return copied
