@@ -35,6 +35,12 @@ tolerance: 0.001
 """
 
 
+def with_retrievers(*retrievers: str) -> str:
+    """The mini suite (threshold 0.5) with these retrievers (YAML flow mappings) instead of its one."""
+    return SUITE.replace("THRESHOLD", "0.5").replace(
+        "  - {name: bm25, store: memory, search_type: keyword}", "\n".join(f"  - {r}" for r in retrievers))
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
@@ -145,11 +151,10 @@ def test_with_a_significance_level_only_a_significant_drop_fails(project):
 
 
 def test_the_report_gives_the_p_value_of_every_pair_of_retrievers(project):
-    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(SUITE.replace("THRESHOLD", "0.5").replace(
-        "  - {name: bm25, store: memory, search_type: keyword}",
-        "  - {name: bm25, store: memory, search_type: keyword}\n"
-        "  - {name: bm25_again, store: memory, search_type: keyword}\n"
-        "  - {name: bm25_loose, store: memory, search_type: keyword, candidate_depth: 10}"))
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(with_retrievers(
+        "{name: bm25, store: memory, search_type: keyword}",
+        "{name: bm25_again, store: memory, search_type: keyword}",
+        "{name: bm25_loose, store: memory, search_type: keyword, candidate_depth: 10}"))
     project.runpytest("evals", "--update-baselines", "--report-dir=out").assert_outcomes(passed=3)
     report = json.loads((project.path / "out" / "retrieval.json").read_text())
     tested = report["significance"]["mini"]
@@ -343,10 +348,8 @@ def test_fusion_depth_is_each_retrievers_own_setting_not_the_evaluation_depth(tm
     from tests.fakes import HashEmbedder
 
     suite_file = tmp_path / "deep.yaml"
-    suite_file.write_text(SUITE.replace("THRESHOLD", "0.5").replace(
-        "  - {name: bm25, store: memory, search_type: keyword}",
-        "  - {name: bm25, store: memory, search_type: keyword}\n"
-        "  - {name: wide, store: memory, search_type: keyword, candidate_depth: 200}"))
+    suite_file.write_text(with_retrievers("{name: bm25, store: memory, search_type: keyword}",
+                                          "{name: wide, store: memory, search_type: keyword, candidate_depth: 200}"))
     suite = load_suite(suite_file)
     default, wide = (build_store(r, HashEmbedder(), 10, lambda: "") for r in suite.retrievers)
     assert default.candidate_depth is None and default.depth_for(suite.depth) == 30  # the store's own: 3 × depth
@@ -360,15 +363,14 @@ def test_tests_that_reuse_retriever_results_share_one_xdist_group(project):
     """An identical check or a sweep reads its retrievers' results from the process it runs in;
     under --dist loadgroup they all go to one worker instead of computing the retrievers again."""
     suite = project.path / "fixtures" / "retrieval" / "mini.yaml"
-    suite.write_text(SUITE.replace("THRESHOLD", "0.5").replace(
-        "  - {name: bm25, store: memory, search_type: keyword}",
-        "  - {name: bm25, store: memory, search_type: keyword}\n"
-        "  - {name: bm25_again, store: memory, search_type: keyword}\n"
-        "  - {name: alone, store: memory, search_type: keyword, bm25_k1: 1.0}\n"
-        "  - {name: pg_keyword, store: pgvector, search_type: keyword}\n"
-        "  - {name: pg_tuned, store: pgvector, search_type: keyword, bm25_k1: 1.0}\n"  # the same table
-        "  - {name: pg_hnsw, store: pgvector, search_type: keyword, exact: false}")  # a table of its own
-        + "identical:\n  - [bm25, bm25_again]\n")
+    suite.write_text(with_retrievers(
+        "{name: bm25, store: memory, search_type: keyword}",
+        "{name: bm25_again, store: memory, search_type: keyword}",
+        "{name: alone, store: memory, search_type: keyword, bm25_k1: 1.0}",
+        "{name: pg_keyword, store: pgvector, search_type: keyword}",
+        "{name: pg_tuned, store: pgvector, search_type: keyword, bm25_k1: 1.0}",  # the same table
+        "{name: pg_hnsw, store: pgvector, search_type: keyword, exact: false}",  # a table of its own
+    ) + "identical:\n  - [bm25, bm25_again]\n")
     items = project.getitems(project.path / "evals" / "test_retrieval.py")
     groups = {item.callspec.id: [m.args for m in item.iter_markers("xdist_group")] for item in items}
     shared = [("mini/shared",)]
@@ -386,10 +388,8 @@ def test_pgvector_retrievers_of_a_suite_share_one_loaded_table_and_score_as_if_a
     from rag_core.vectordb import PgVector
 
     suite_file = tmp_path / "pg.yaml"
-    suite_file.write_text(SUITE.replace("THRESHOLD", "0.5").replace(
-        "  - {name: bm25, store: memory, search_type: keyword}",
-        "  - {name: bm25, store: pgvector, search_type: keyword}\n"
-        "  - {name: bm25_wide, store: pgvector, search_type: keyword, bm25_k1: 2.0, bm25_b: 0.5}"))
+    suite_file.write_text(with_retrievers("{name: bm25, store: pgvector, search_type: keyword}",
+                                          "{name: bm25_wide, store: pgvector, search_type: keyword, bm25_k1: 2.0, bm25_b: 0.5}"))
     suite = load_suite(suite_file)
     dataset = load_judged_yaml(ROOT / "fixtures" / "retrieval" / "kitchen" / "queries.yaml")
     shared = SharedTables()
