@@ -34,14 +34,19 @@ def _add_expect(project, case: str, expect: str) -> None:
     path.write_text(path.read_text() + "expect:\n" + textwrap.indent(textwrap.dedent(expect), "  "))
 
 
+def _edit_case(project, case: str, old: str, new: str) -> None:
+    path = project.path / "fixtures" / "goldens" / f"{case}.yaml"
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+
+
 def test_retrieved_documents_are_checked_with_recall_precision_and_what_is_missing(project):
     record(project)
     _add_expect(project, "with_markdown", "retrieved: {names: [pad_thai], k: 1}\n")
     project.runpytest("evals").assert_outcomes(passed=2)
 
-    path = project.path / "fixtures" / "goldens" / "with_markdown.yaml"
-    path.write_text(path.read_text().replace("retrieved: {names: [pad_thai], k: 1}",
-                                             "retrieved: {names: [pad_thai, tom_kha_gai], k: 2, min_precision: 0.6}"))
+    _edit_case(project, "with_markdown", "retrieved: {names: [pad_thai], k: 1}",
+               "retrieved: {names: [pad_thai, tom_kha_gai], k: 2, min_precision: 0.6}")
     result = project.runpytest("evals")
     result.assert_outcomes(passed=1, failed=1)
     assert ("with_markdown.yaml:expect.retrieved: context recall 1/2 = 0.50 (at least 1), precision 1/2 = 0.50 "
@@ -54,9 +59,7 @@ def test_usage_limits_count_tokens_and_rounds(project):
     record(project)
     _add_expect(project, "with_tool", "usage: {max_rounds: 2, max_total_tokens: 100000}\n")
     project.runpytest("evals").assert_outcomes(passed=2)
-    path = project.path / "fixtures" / "goldens" / "with_tool.yaml"
-    path.write_text(path.read_text().replace("max_rounds: 2, max_total_tokens: 100000",
-                                             "max_rounds: 1, max_input_tokens: 10"))
+    _edit_case(project, "with_tool", "max_rounds: 2, max_total_tokens: 100000", "max_rounds: 1, max_input_tokens: 10")
     result = project.runpytest("evals")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*with_tool.yaml:expect.usage: rounds = 2 is above max_rounds = 1*",
@@ -118,10 +121,9 @@ def test_a_structured_answer_is_pinned_by_its_fields_and_a_schema_edit_fails_its
     """output_schema: the golden holds the answer's fields; a hand-written structured check names the
     fields that differ; editing the schema model changes the request body the golden pins."""
     (project.path / "answers.py").write_text(ANSWERS)
-    case = project.path / "fixtures" / "goldens" / "with_tool.yaml"
-    case.write_text(case.read_text().replace('agent: {tools: ["pantry_tools:lookup"]}',
-                                             'agent: {tools: ["pantry_tools:lookup"], output_schema: "answers:Pantry"}')
-                    .replace("text: Fish sauce and palm sugar.", """text: '{"items": ["fish sauce", "palm sugar"]}'"""))
+    _edit_case(project, "with_tool", 'agent: {tools: ["pantry_tools:lookup"]}',
+               'agent: {tools: ["pantry_tools:lookup"], output_schema: "answers:Pantry"}')
+    _edit_case(project, "with_tool", "text: Fish sauce and palm sugar.", """text: '{"items": ["fish sauce", "palm sugar"]}'""")
     record(project)
     golden = (project.path / "fixtures" / "goldens" / "with_tool.golden.yaml").read_text()
     assert "output:\n  structured:\n    items:\n    - fish sauce\n    - palm sugar\n" in golden
@@ -133,7 +135,7 @@ def test_a_structured_answer_is_pinned_by_its_fields_and_a_schema_edit_fails_its
     assert ("with_tool.yaml:output: {'structured': {'items': ['fish sauce']}} does not hold for "
             """'{"items": ["fish sauce", "palm sugar"]}'""") in result.stdout.str()
 
-    case.write_text(case.read_text().replace("items: [fish sauce]}", "items: [fish sauce, palm sugar]}"))
+    _edit_case(project, "with_tool", "items: [fish sauce]}", "items: [fish sauce, palm sugar]}")
     project.runpytest("evals").assert_outcomes(passed=2)
     (project.path / "answers.py").write_text(ANSWERS + "    brands: list[str]\n")
     result = project.runpytest("evals")
