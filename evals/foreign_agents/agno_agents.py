@@ -16,7 +16,7 @@ import itertools
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -36,7 +36,9 @@ _collections = itertools.count()
 
 def _folder(context: Any) -> Path:
     """The case's scratch folder; it goes when the case's state does."""
-    return Path(context.state.setdefault("folder", tempfile.TemporaryDirectory(prefix="agno-seed-")).name)
+    if "folder" not in context.state:
+        context.state["folder"] = tempfile.TemporaryDirectory(prefix="agno-seed-")
+    return Path(context.state["folder"].name)
 
 
 def _chroma(context: Any, embedder: Any = None, **options: Any) -> ChromaDb:
@@ -46,26 +48,29 @@ def _chroma(context: Any, embedder: Any = None, **options: Any) -> ChromaDb:
 
 
 def _recipes(context: Any, vector_db: Any, **options: Any) -> Knowledge:
-    """The Thai recipes corpus in ``vector_db``, inserted once per case as a program does at start."""
-    if "knowledge" not in context.state:
-        knowledge = Knowledge(vector_db=vector_db, **options)
-        corpus = context.fixtures / "corpora" / "thai_recipes.yaml"
-        for entry in yaml.safe_load(corpus.read_text(encoding="utf-8")):
-            knowledge.insert(name=entry["name"], text_content=entry["content"], metadata=entry.get("meta_data"))
-        context.state["knowledge"] = knowledge
-    return context.state["knowledge"]
+    """The Thai recipes corpus in ``vector_db``, inserted as a program does at start."""
+    knowledge = Knowledge(vector_db=vector_db, **options)
+    corpus = context.fixtures / "corpora" / "thai_recipes.yaml"
+    for entry in yaml.safe_load(corpus.read_text(encoding="utf-8")):
+        knowledge.insert(name=entry["name"], text_content=entry["content"], metadata=entry.get("meta_data"))
+    return knowledge
 
 
-def _agent(context: Any, model: Any = None, **options: Any) -> Agent:
-    if "agent" not in context.state:  # one agent for all turns of a case, as a program keeps it
-        context.state["agent"] = Agent(model=model or OpenAIResponses(id="gpt-5.2"), telemetry=False, **options)
+def _kept(context: Any, build: Callable[[], Agent]) -> Agent:
+    """One agent (with its knowledge) for all turns of a case, as a program keeps it: built on the first."""
+    if "agent" not in context.state:
+        context.state["agent"] = build()
     return context.state["agent"]
+
+
+def _agent(model: Any = None, **options: Any) -> Agent:
+    return Agent(model=model or OpenAIResponses(id="gpt-5.2"), telemetry=False, **options)
 
 
 def agentic_rag(question: str, context: Any) -> Any:
     """Agno's agentic RAG seed: search_knowledge_base over the Thai recipes, markdown answers."""
-    knowledge = context.state.get("knowledge") or _recipes(context, _chroma(context))
-    return _agent(context, knowledge=knowledge, search_knowledge=True, markdown=True).run(question)
+    return _kept(context, lambda: _agent(knowledge=_recipes(context, _chroma(context)), search_knowledge=True,
+                                         markdown=True)).run(question)
 
 
 def agentic_rag_with_reasoning(question: str, context: Any) -> Any:
@@ -76,25 +81,27 @@ def agentic_rag_with_reasoning(question: str, context: Any) -> Any:
     from agno.tools.reasoning import ReasoningTools
     from agno.vectordb.lancedb import LanceDb, SearchType
 
-    knowledge = context.state.get("knowledge") or _recipes(context, LanceDb(
-        uri=str(_folder(context) / "lancedb"), table_name="agno_docs", search_type=SearchType.hybrid,
-        embedder=CohereEmbedder(id="embed-v4.0"), reranker=CohereReranker(model="rerank-v3.5")))
-    return _agent(context, knowledge=knowledge, search_knowledge=True, tools=[ReasoningTools(add_instructions=True)],
-                  instructions=REASONING_INSTRUCTIONS, markdown=True).run(question)
+    def build() -> Agent:
+        store = LanceDb(uri=str(_folder(context) / "lancedb"), table_name="agno_docs", search_type=SearchType.hybrid,
+                        embedder=CohereEmbedder(id="embed-v4.0"), reranker=CohereReranker(model="rerank-v3.5"))
+        return _agent(knowledge=_recipes(context, store), search_knowledge=True,
+                      tools=[ReasoningTools(add_instructions=True)], instructions=REASONING_INSTRUCTIONS, markdown=True)
+
+    return _kept(context, build).run(question)
 
 
 def traditional_rag(question: str, context: Any) -> Any:
     """Agno's traditional RAG seed: the references go into the user message, no search tool."""
-    knowledge = context.state.get("knowledge") or _recipes(context, _chroma(context), max_results=3)
-    return _agent(context, knowledge=knowledge, add_knowledge_to_context=True, search_knowledge=False,
-                  markdown=True).run(question)
+    return _kept(context, lambda: _agent(knowledge=_recipes(context, _chroma(context), max_results=3),
+                                         add_knowledge_to_context=True, search_knowledge=False,
+                                         markdown=True)).run(question)
 
 
 def references_format(question: str, context: Any) -> Any:
     """Agno's references_format seed: the search tool returns its documents as YAML."""
-    knowledge = context.state.get("knowledge") or _recipes(context, _chroma(context), max_results=2)
-    return _agent(context, knowledge=knowledge, search_knowledge=True, references_format="yaml",
-                  markdown=True).run(question)
+    return _kept(context, lambda: _agent(knowledge=_recipes(context, _chroma(context), max_results=2),
+                                         search_knowledge=True, references_format="yaml",
+                                         markdown=True)).run(question)
 
 
 def agent_search_over_knowledge(question: str, context: Any) -> Any:
@@ -107,13 +114,14 @@ def agent_search_over_knowledge(question: str, context: Any) -> Any:
     from agno.models.google import Gemini
     from agno.vectordb.chroma import SearchType
 
-    embedder = GeminiEmbedder(id="gemini-embedding-001", dimensions=768)
-    db = context.state.get("db") or context.state.setdefault("db", SqliteDb(db_file=str(_folder(context) / "agents.db")))
-    knowledge = context.state.get("knowledge") or _recipes(
-        context, _chroma(context, embedder, search_type=SearchType.hybrid, hybrid_rrf_k=60), max_results=5,
-        contents_db=db)
-    agent = _agent(context, model=Gemini(id="gemini-3-flash-preview"), name="Agent with Knowledge",
-                   instructions=WORKFLOW, knowledge=knowledge, db=db, add_datetime_to_context=True,
-                   add_history_to_context=True, num_history_runs=5, markdown=True)
+    def build() -> Agent:
+        db = SqliteDb(db_file=str(_folder(context) / "agents.db"))
+        store = _chroma(context, GeminiEmbedder(id="gemini-embedding-001", dimensions=768),
+                        search_type=SearchType.hybrid, hybrid_rrf_k=60)
+        return _agent(model=Gemini(id="gemini-3-flash-preview"), name="Agent with Knowledge", instructions=WORKFLOW,
+                      knowledge=_recipes(context, store, max_results=5, contents_db=db), db=db,
+                      add_datetime_to_context=True, add_history_to_context=True, num_history_runs=5, markdown=True)
+
+    agent = _kept(context, build)
     with time_machine.travel(context.clock, tick=False):
         return agent.run(question)

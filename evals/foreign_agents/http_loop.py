@@ -52,7 +52,9 @@ def _streamed_reply(session: requests.Session, context: Any, messages: list[dict
 
 
 def chat_agent(question: str, context: Any) -> str:
-    session = context.state.setdefault("session", requests.Session())
+    if "session" not in context.state:  # one connection pool for the case's turns
+        context.state["session"] = requests.Session()
+    session = context.state["session"]
     messages: list[dict[str, Any]] = context.state.setdefault(
         "messages", [{"role": "system", "content": dated(INSTRUCTIONS, context.clock)}])
     messages.append({"role": "user", "content": question})

@@ -124,7 +124,8 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
     # real corpora hold documents with no text (BEIR: empty title and text), sometimes judged
     # relevant: no store can index them, so they stay out and count as relevant-but-unretrievable
     documents = [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items() if text.strip()]
-    reused = shared.tables.get(retriever.exact) if shared is not None and retriever.store == "pgvector" else None
+    sharing = shared if retriever.store == "pgvector" else None  # only PgVector tables are shared
+    reused = sharing.tables.get(retriever.exact) if sharing is not None else None
     store = build_store(retriever, embedder, len(documents), pg_url, table=reused[0] if reused else None)
     if reused is not None:
         index_seconds = reused[1]
@@ -135,9 +136,9 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         first_query = next(iter(dataset.queries.values()))
         store.rank(first_query, suite.depth)  # lazy index building counts as indexing
         index_seconds = time.perf_counter() - started
-        if shared is not None and retriever.store == "pgvector":
-            shared.tables[retriever.exact] = (store.table_name, index_seconds)
-            shared.url = store.db_url
+        if sharing is not None:
+            sharing.tables[retriever.exact] = (store.table_name, index_seconds)
+            sharing.url = store.db_url
     rankings: dict[str, list[str]] = {}
     timings = []
     for query_id, text in dataset.queries.items():
@@ -149,7 +150,7 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         timings.append((time.perf_counter() - started) * 1000)
         rankings[query_id] = ranking
     if retriever.store == "pgvector":
-        if shared is None:
+        if sharing is None:
             store.drop()
         store.close()
     elif retriever.store == "lancedb":
