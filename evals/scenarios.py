@@ -7,6 +7,7 @@ live API) and returns the Agent.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, Field
@@ -32,8 +33,10 @@ def recipe_documents() -> list[Document]:
     return [Document(content=e["content"], meta_data=dict(e["meta_data"]), name=e["name"]) for e in entries]
 
 
-def thai_recipes(max_results: int = 10) -> Knowledge:
-    knowledge = Knowledge(max_results=max_results)
+def thai_recipes(max_results: int = 10, **options: Any) -> Knowledge:
+    """The Thai recipes corpus in a Knowledge (``options``: its vector_db, contents_db, ...);
+    in-memory BM25 without any."""
+    knowledge = Knowledge(max_results=max_results, **options)
     knowledge.insert(documents=recipe_documents())
     return knowledge
 
@@ -47,7 +50,7 @@ def reasoning_agent(model: Model) -> Agent:
     from rag_core.reranker import CohereReranker
     from rag_core.vectordb import LanceDb, SearchType
 
-    knowledge = Knowledge(
+    knowledge = thai_recipes(
         vector_db=LanceDb(
             uri=str(_scratch("lancedb")),
             table_name="agno_docs",
@@ -56,7 +59,6 @@ def reasoning_agent(model: Model) -> Agent:
             reranker=CohereReranker(model="rerank-v3.5"),
         ),
     )
-    knowledge.insert(documents=recipe_documents())
     return Agent(
         model=model,
         knowledge=knowledge,
@@ -85,13 +87,12 @@ def gemini_knowledge_agent(model: Model) -> Agent:
     folder = _scratch("gemini")
     agent_db = SqliteDb(db_file=str(folder / "agents.db"))
     embedder = GeminiEmbedder(id="gemini-embedding-001", dimensions=768)
-    knowledge = Knowledge(
+    knowledge = thai_recipes(
         vector_db=ChromaDb(collection="thai-recipes", path=str(folder / "chromadb"), persistent_client=True,
                            search_type=SearchType.hybrid, hybrid_rrf_k=60, embedder=embedder),
         max_results=5,
         contents_db=agent_db,
     )
-    knowledge.insert(documents=recipe_documents())
     return Agent(
         name="Agent with Knowledge",
         model=model,
@@ -111,13 +112,9 @@ def _chroma_recipes(max_results: int) -> Knowledge:
     from rag_core.embedder import OpenAIEmbedder
     from rag_core.vectordb import ChromaDb
 
-    knowledge = Knowledge(
-        vector_db=ChromaDb(collection="recipes", path=str(_scratch("chroma")), persistent_client=True,
-                           embedder=OpenAIEmbedder(id="text-embedding-3-small")),
-        max_results=max_results,
-    )
-    knowledge.insert(documents=recipe_documents())
-    return knowledge
+    return thai_recipes(max_results, vector_db=ChromaDb(collection="recipes", path=str(_scratch("chroma")),
+                                                        persistent_client=True,
+                                                        embedder=OpenAIEmbedder(id="text-embedding-3-small")))
 
 
 def traditional_rag_agent(model: Model) -> Agent:
