@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -37,6 +38,11 @@ _NOTHING_INDEXED = False  # an index built over no indexable word: every query r
 # An index is only read once built, so sharing it is safe; a few are kept, least recent out.
 _BUILT: OrderedDict[bytes, Any] = OrderedDict()
 _BUILT_KEPT = 4
+# Stores in other threads (a server's request threads, an eval session's background
+# retrievers) reorder and evict at once; unguarded, one thread's move_to_end of a key
+# another just evicted raises KeyError. Held while building, so one thread builds and
+# the others wanting the same index wait for it.
+_BUILT_LOCK = threading.Lock()
 
 
 def _fingerprint(ids: list[str], texts: list[str], settings: tuple[Any, ...]) -> bytes:
@@ -96,14 +102,15 @@ class BM25Index:
         self._ids = sorted(self._texts)
         texts = [self._texts[i] for i in self._ids]
         key = _fingerprint(self._ids, texts, (self.k1, self.b, self._uses_stemmer()))
-        if key in _BUILT:
-            _BUILT.move_to_end(key)
-            self._index = _BUILT[key]
-            return
-        self._index = self._index_of(texts)
-        _BUILT[key] = self._index
-        while len(_BUILT) > _BUILT_KEPT:
-            _BUILT.popitem(last=False)
+        with _BUILT_LOCK:
+            if key in _BUILT:
+                _BUILT.move_to_end(key)
+                self._index = _BUILT[key]
+                return
+            self._index = self._index_of(texts)
+            _BUILT[key] = self._index
+            while len(_BUILT) > _BUILT_KEPT:
+                _BUILT.popitem(last=False)
 
     def _index_of(self, texts: list[str]) -> Any:
         import bm25s
