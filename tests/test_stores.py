@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import pytest
@@ -110,6 +112,29 @@ def test_changing_a_document_after_insert_or_a_search_result_leaves_the_store_as
     found.meta_data["page"] = 99
     found.meta_data["tags"].append("changed by a reader")
     assert store.search("galangal", 1)[0].meta_data == {"page": 2, "tags": ["soup"]}
+
+
+@pytest.mark.parametrize("kind", ["memory", "chroma", "chroma-in-memory", "lancedb", "pgvector"])
+def test_stores_opened_and_filled_from_several_threads_at_once_each_hold_their_own(kind, request, tmp_path):
+    """A server's request threads, or an eval session's background retrievers, open stores at
+    the same moment: each must open, fill and search its own."""
+    threads = 6
+    factory = _factory(kind.removesuffix("-in-memory"), request, tmp_path)
+    if kind == "chroma-in-memory":  # Chroma's in-process client, which the default ChromaDb uses
+        def factory(key: str, search_type=SearchType.hybrid):  # noqa: F811
+            return ChromaDb(f"c-{key}-{uuid.uuid4().hex[:8]}", embedder=HashEmbedder(), search_type=search_type)
+    start = threading.Barrier(threads)
+
+    def fill_and_search(n: int) -> list[str]:
+        store = factory(key=f"thread{n}")
+        start.wait()  # every thread's first use (where a store opens) at once
+        store.insert([Document(content=f"{text} Batch {n}.", id=f"{n}-{name}") for name, text, _ in RECIPES])
+        return sorted(d.id for d in store.search("rice noodles with tamarind", 2))
+
+    with ThreadPoolExecutor(threads) as pool:
+        found = list(pool.map(fill_and_search, range(threads)))
+    assert all(ids and all(i.startswith(f"{n}-") for i in ids) for n, ids in enumerate(found)), found
+    assert all(f"{n}-pad_thai" in ids for n, ids in enumerate(found)), found
 
 
 def test_nothing_is_lost_or_duplicated_across_a_restart(make_persistent_store):
@@ -334,3 +359,32 @@ def test_bm25_indexes_over_the_same_texts_are_built_once_per_process():
     second.add([("c", "tamarind water")])
     assert {doc for doc, _ in second.rank("tamarind", 5)} == {"a", "c"}  # rebuilt with the new text
     assert second._index is not first._index and first.rank("tamarind", 5)[0][0] == "a"
+
+
+def test_keyword_indexes_built_in_several_threads_at_once_share_the_process_cache_safely(monkeypatch):
+    """Stores in a server's request threads (or an eval session's background retrievers) look up,
+    reorder and evict the process's built BM25 indexes at once. Unguarded, a thread reordering a
+    key another thread had just evicted raised KeyError. Builds are stubbed to nothing, so
+    lookups and evictions (more corpora than the cache keeps) are all the threads do."""
+    import sys
+
+    from rag_core.vectordb import bm25_index
+
+    monkeypatch.setattr(bm25_index.BM25Index, "_index_of", lambda self, texts: object())
+    corpora = bm25_index._BUILT_KEPT + 2
+
+    def build_many(n: int) -> int:
+        for turn in range(2000):
+            index = bm25_index.BM25Index()
+            index._texts = {f"doc{(n + turn) % corpora}": "text"}
+            index._build()
+        return n
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch after almost every bytecode: races show at once
+    try:
+        for _ in range(3):
+            with ThreadPoolExecutor(8) as pool:
+                assert sorted(pool.map(build_many, range(8))) == list(range(8))
+    finally:
+        sys.setswitchinterval(switch)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,10 @@ __all__ = ["ChromaDb", "SearchType"]
 _META = "_rag_meta"
 _GENERATION = "rag_core_generation"  # collection metadata: changes with every rag-core write
 _NAME = "_rag_name"
+# chromadb shares one in-process system among its clients and starts it unguarded: threads
+# opening stores at once got "'RustBindingsAPI' object has no attribute 'bindings'" or
+# "Could not connect to tenant default_tenant" instead of a client
+_CLIENTS_STARTING = threading.Lock()
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$")
 
 
@@ -170,17 +175,18 @@ class ChromaDb(VectorDb):
             from chromadb.config import Settings
 
             settings = Settings(anonymized_telemetry=False)
-            if self.host is not None:
-                try:
-                    client = chromadb.HttpClient(host=self.host, port=self.port, ssl=self.ssl, headers=self.headers,
-                                                 settings=settings)
-                except Exception as exc:  # chromadb raises ValueError, httpx and its own errors here
-                    raise VectorDbError(f"cannot reach the Chroma server at {self.host}:{self.port} "
-                                        f"({type(exc).__name__}: {exc})") from exc
-            elif self.persistent_client:
-                client = chromadb.PersistentClient(path=str(self.path), settings=settings)
-            else:
-                client = chromadb.EphemeralClient(settings=settings)
+            with _CLIENTS_STARTING:
+                if self.host is not None:
+                    try:
+                        client = chromadb.HttpClient(host=self.host, port=self.port, ssl=self.ssl, headers=self.headers,
+                                                     settings=settings)
+                    except Exception as exc:  # chromadb raises ValueError, httpx and its own errors here
+                        raise VectorDbError(f"cannot reach the Chroma server at {self.host}:{self.port} "
+                                            f"({type(exc).__name__}: {exc})") from exc
+                elif self.persistent_client:
+                    client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+                else:
+                    client = chromadb.EphemeralClient(settings=settings)
             self._client = client
             self._collection = client.get_or_create_collection(
                 self.collection_name,
