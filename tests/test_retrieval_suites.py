@@ -402,3 +402,85 @@ def test_pgvector_retrievers_of_a_suite_share_one_loaded_table_and_score_as_if_a
     assert PgVector(table, db_url=pg_url).count() == len([t for t in dataset.corpus.values() if t.strip()])
     shared.drop_all()
     assert PgVector(table, db_url=pg_url).count() == 0 and not shared.tables
+
+
+WAIT_FOR_THE_BACKGROUND = """
+import time
+
+
+def test_the_external_retrievers_finish_before_any_retrieval_test_runs(retrieval_runner):
+    deadline = time.monotonic() + 120
+    while not all(f.done() for f in retrieval_runner.results.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(retrieval_runner.results) == [("mini", "bm25_pg"), ("mini", "dense_chroma"), ("mini", "dense_pg")]
+    assert all(f.done() and f.exception() is None for f in retrieval_runner.results.values())
+"""
+
+
+def test_retrievers_over_external_stores_run_in_background_threads_and_score_as_if_run_alone(project, pg_url):
+    """Chroma and PgVector retrievers start in background threads at the session's first test
+    (in-memory ones stay in their test's thread); their results are exactly those of a session
+    that runs each in its own test, and the report says the timings were taken side by side."""
+    shutil.copytree(ROOT / "cassettes" / "embeddings" / "kitchen-minilm", project.path / "cassettes" / "embeddings" / "kitchen-minilm")
+    (project.path / "fixtures" / "retrieval" / "mini.yaml").write_text(
+        "name: mini\ndataset: {judged: fixtures/retrieval/kitchen/queries.yaml}\n"
+        "embedder: {kind: local, id: all-MiniLM-L6-v2, cache: cassettes/embeddings/kitchen-minilm}\n"
+        "depth: 20\nmetrics: [ndcg@10, recall@20]\n"
+        "retrievers:\n  - {name: dense, store: memory, search_type: vector}\n"
+        "  - {name: dense_chroma, store: chroma, search_type: vector}\n"
+        "  - {name: dense_pg, store: pgvector, search_type: vector}\n"
+        "  - {name: bm25_pg, store: pgvector, search_type: keyword}\n"
+        "identical: [[dense, dense_chroma, dense_pg]]\n")
+    (project.path / "evals" / "test_0_first.py").write_text(WAIT_FOR_THE_BACKGROUND)
+    side_by_side = project.runpytest("evals", "-p", "no:randomly", "--retrieval-threads", "2", "--report-dir=threads")
+    side_by_side.assert_outcomes(passed=6)
+    side_by_side.stdout.fnmatch_lines(["timed while other retrievers ran in 2 background thread(s)*"])
+    alone = project.runpytest("evals", "-p", "no:randomly", "--retrieval-threads", "0", "--report-dir=alone",
+                              "-k", "not the_external_retrievers_finish")
+    alone.assert_outcomes(passed=5, deselected=1)
+    assert "timed while" not in alone.stdout.str()
+
+    def scored(folder: str) -> dict[str, tuple]:
+        results = json.loads((project.path / folder / "retrieval.json").read_text())["results"]
+        return {r["retriever"]: (r["rankings"], r["metrics"], r["per_query"]) for r in results}
+
+    assert scored("threads") == scored("alone")
+
+
+def test_a_test_computes_a_queued_retriever_itself_instead_of_waiting_for_a_busy_thread(tmp_path, monkeypatch):
+    import threading
+    import types
+
+    from rag_core.evals.retrieval import evaluate
+    from rag_core.evals.retrieval.plugin import RetrievalRunner
+    from rag_core.evals.retrieval.suite import load_suite
+
+    suite_file = tmp_path / "mini.yaml"
+    suite_file.write_text("name: mini\ndataset: {judged: fixtures/retrieval/kitchen/queries.yaml}\nmetrics: [ndcg@10]\nretrievers:\n"
+                          + "".join(f"  - {{name: {n}, store: chroma, search_type: keyword}}\n" for n in ("busy", "queued", "broken")))
+    suite = load_suite(suite_file)
+    release, busy_started = threading.Event(), threading.Event()
+    computed_in: dict[str, list[str]] = {}
+
+    def fake_run(suite, spec, *args):
+        computed_in.setdefault(spec.name, []).append(threading.current_thread().name)
+        if spec.name == "busy":
+            busy_started.set()
+            assert release.wait(30)
+        if spec.name == "broken":
+            raise RuntimeError("the store refused")
+        return types.SimpleNamespace(name=spec.name)
+
+    monkeypatch.setattr(evaluate, "run_retriever", fake_run)
+    config = types.SimpleNamespace(rootpath=ROOT, getoption=lambda name, default=None: default)
+    runner = RetrievalRunner(config, None)  # type: ignore[arg-type]
+    runner.start([(suite, r) for r in suite.retrievers], threads=1)
+    assert busy_started.wait(30)
+    assert runner.result(suite, "queued").name == "queued"  # while the only thread is busy
+    with pytest.raises(RuntimeError, match="the store refused"):
+        runner.result(suite, "broken")
+    release.set()
+    assert runner.result(suite, "busy").name == "busy"
+    runner.close()
+    main = threading.current_thread().name
+    assert computed_in == {"busy": ["rag-core-retriever_0"], "queued": [main], "broken": [main]}  # each once

@@ -8,6 +8,7 @@ failure, so PgVector checks can never silently disappear.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 
@@ -16,10 +17,16 @@ class NoPostgres(Exception):
 
 
 _URL: str | None = None
+_STARTING = threading.Lock()  # threads asking at once share one server
 
 
 def postgres_url(data_dir: Path) -> str:
     """The URL of a usable server; raises NoPostgres with the reason when there is none."""
+    with _STARTING:
+        return _started(data_dir)
+
+
+def _started(data_dir: Path) -> str:
     global _URL
     if _URL is None:
         url = os.environ.get("RAG_CORE_PG_URL")

@@ -6,7 +6,10 @@ Loaded through the ``pytest11`` entry point; a test module opts in by asking for
 
 from __future__ import annotations
 
+import os
+import threading
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -42,6 +45,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write each retriever's numbers as its new baseline")
     group.addoption("--report-dir", default=None, metavar="DIR",
                     help="write retrieval.json, retrieval.md, TREC run files and the figures there")
+    group.addoption("--retrieval-threads", type=int, default=None, metavar="N",
+                    help="run the retrievers over Chroma, PgVector and LanceDB in N background threads from "
+                         "the session's first test on (default: one per core, at most 4; none on one core, in "
+                         "pytest-xdist workers or when recording); 0 runs each when its test does, so its "
+                         "timings are taken alone")
     parser.addini("rag_core_retrieval", "folder of retrieval suite files", default="fixtures/retrieval")
 
 
@@ -99,7 +107,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 class RetrievalRunner:
-    """Runs retrievers, caching results and datasets for the rest of the session (process)."""
+    """Runs retrievers, caching results and datasets for the rest of the session (process).
+
+    Retrievers over Chroma, PgVector and LanceDB can start in background threads (``start``):
+    their work happens mostly outside the interpreter (the PostgreSQL server, Chroma's and
+    LanceDB's native cores), so it overlaps with the tests running meanwhile, and a test asking
+    for such a result waits for it. In-memory retrievers stay in the test's own thread: their
+    work holds the interpreter, so running them beside the tests would only take turns with them.
+    """
 
     def __init__(self, config: pytest.Config, tmp: pytest.TempPathFactory) -> None:
         self.config = config
@@ -107,8 +122,11 @@ class RetrievalRunner:
         self.tmp = tmp
         self.datasets: dict[str, Dataset] = {}
         self.embedders: dict[str, Any] = {}  # one embedding cache per suite, read from disk once
-        self.results: dict[tuple[str, str], RetrieverResult] = {}
+        self.results: dict[tuple[str, str], Future[RetrieverResult]] = {}
         self.shared: dict[str, Any] = {}  # per suite: the PgVector tables its retrievers share
+        self._lock = threading.Lock()  # the dictionaries above, filled from several threads
+        self._pool: ThreadPoolExecutor | None = None
+        self.threads = 0  # background threads running retrievers in this session
 
     def _pg_url(self) -> str:
         from rag_core.evals.postgres import NoPostgres, postgres_url, required
@@ -124,20 +142,53 @@ class RetrievalRunner:
         return self.run(suite, suite.retriever(name))
 
     def run(self, suite: SuiteSpec, spec: Any) -> RetrieverResult:
+        """The retriever's result: computed here (also when it is queued for a background thread
+        that has not started it: no test waits idle), or awaited if a background thread has it."""
+        with self._lock:
+            future = self.results.setdefault((suite.name, spec.name), Future())
+        self._compute(future, suite, spec)
+        return future.result()
+
+    def start(self, wanted: list[tuple[SuiteSpec, Any]], threads: int) -> None:
+        """Compute these retrievers' results in background threads, in this order."""
+        self.threads = threads
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="rag-core-retriever")
+        for suite, spec in wanted:
+            with self._lock:
+                future = self.results.setdefault((suite.name, spec.name), Future())
+            self._pool.submit(self._compute, future, suite, spec)
+
+    def _claim(self, future: Future[RetrieverResult]) -> bool:
+        with self._lock:
+            return not (future.running() or future.done()) and future.set_running_or_notify_cancel()
+
+    def _compute(self, future: Future[RetrieverResult], suite: SuiteSpec, spec: Any) -> None:
+        """Compute the result into ``future``, unless another thread has claimed it."""
         from rag_core.evals.retrieval.evaluate import SharedTables, build_embedder, load_dataset, run_retriever
 
-        key = (suite.name, spec.name)
-        if key not in self.results:
-            if suite.name not in self.datasets:
-                self.datasets[suite.name] = load_dataset(suite, self.root)
-            if suite.embedder and suite.name not in self.embedders:
-                self.embedders[suite.name] = build_embedder(suite.embedder, self.root, embedding_mode(self.config))
-            self.results[key] = run_retriever(suite, spec, self.datasets[suite.name], self.embedders.get(suite.name),
-                                              self._pg_url, self.shared.setdefault(suite.name, SharedTables()))
-        return self.results[key]
+        if not self._claim(future):
+            return
+        try:
+            with self._lock:  # a suite's dataset and embedding cache are read once, whichever thread asks first
+                if suite.name not in self.datasets:
+                    self.datasets[suite.name] = load_dataset(suite, self.root)
+                if suite.embedder and suite.name not in self.embedders:
+                    self.embedders[suite.name] = build_embedder(suite.embedder, self.root, embedding_mode(self.config))
+                shared = self.shared.setdefault(suite.name, SharedTables())
+            result = run_retriever(suite, spec, self.datasets[suite.name], self.embedders.get(suite.name),
+                                   self._pg_url, shared)
+            result.background_threads = self.threads
+        except BaseException as exc:  # pytest's skip and fail too: they reach every test that waits for it
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
 
     def close(self) -> None:
-        """Drop the tables the suites' retrievers shared."""
+        """Cancel what has not started, wait for what has, then drop the tables the suites' retrievers shared."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        for future in self.results.values():
+            future.cancel()  # queued ones nobody computed (a stopped session): nothing waits for them
         for tables in self.shared.values():
             tables.drop_all()
 
@@ -147,6 +198,48 @@ def retrieval_runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.Te
     runner = RetrievalRunner(request.config, tmp_path_factory)
     yield runner
     runner.close()
+
+
+def background_threads(config: pytest.Config) -> int:
+    """--retrieval-threads, else one per core (at most 4: each holds a store and its corpus),
+    none on one core, in a pytest-xdist worker (xdist spreads the tests already) or when
+    recording (one provider call at a time)."""
+    asked = config.getoption("retrieval_threads", None)
+    if asked is not None:
+        return max(asked, 0)
+    if hasattr(config, "workerinput") or embedding_mode(config) == "record":
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(cores, 4) if cores >= 2 else 0
+
+
+def _external_retrievers(items: list[pytest.Item]) -> list[tuple[SuiteSpec, Any]]:
+    """The retrievers over stores other than memory that the session's tests read, in test order."""
+    wanted: dict[tuple[str, str], tuple[SuiteSpec, Any]] = {}
+    for item in items:
+        target = getattr(item, "callspec", None) and item.callspec.params.get("retrieval_target")
+        if not isinstance(target, Target) or target.suite is None or target.error:
+            continue
+        suite = target.suite
+        if target.sweep is not None:
+            spec = suite.sweep[target.sweep]
+            specs = [suite.retriever(spec.retriever), *suite.variants(spec)]
+        else:
+            specs = [suite.retriever(name) for name in (target.group or [target.retriever])]
+        for spec in specs:
+            if spec.store != "memory":
+                wanted.setdefault((suite.name, spec.name), (suite, spec))
+    return list(wanted.values())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _rag_core_background_retrievers(request: pytest.FixtureRequest) -> None:
+    """From the session's first test on, the selected retrievers over external stores run in the background."""
+    threads = background_threads(request.config)
+    wanted = _external_retrievers(request.session.items) if threads else []
+    if wanted:
+        runner: RetrievalRunner = request.getfixturevalue("retrieval_runner")
+        runner.start(wanted, threads)
 
 
 @pytest.fixture

@@ -28,6 +28,10 @@ def table(results: list[dict[str, Any]]) -> list[str]:
         empty = max(r.get("empty_documents", 0) for r in rows)
         if empty:
             lines.append(f"{empty} empty document(s) not indexed (they count as relevant but unretrievable)")
+        beside = max(r.get("background_threads", 0) for r in rows)
+        if beside:
+            lines.append(f"timed while other retrievers ran in {beside} background thread(s) beside the tests; "
+                         "pytest --retrieval-threads 0 times each alone")
         lines.append("")
     return lines
 
