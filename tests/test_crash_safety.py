@@ -12,7 +12,7 @@ import pytest
 
 from rag_core import Document
 from tests.fakes import HashEmbedder
-from tests.processes import kill_after, spawn
+from tests.processes import AWAIT_THE_START, kill_after, spawn, start_together
 
 DELAYS = [0.05, 0.2, 0.5]
 
@@ -39,8 +39,7 @@ if mode == "kill":
         store.insert(corpus[start:start + 100])
 else:
     store._prepare(corpus)  # embed first, so the two processes meet at the write
-    while time.time() < float(mode):
-        time.sleep(0.001)
+    {await_the_start}
     print(store.insert(corpus), flush=True)
 """
 
@@ -86,7 +85,7 @@ def wait_for_the_server_side_of(kind: str, target: str) -> None:
 @pytest.mark.parametrize("delay", DELAYS)
 def test_a_store_killed_mid_ingestion_reopens_consistent_and_re_ingestion_adds_the_rest(target, delay):
     kind, where = target
-    kill_after(spawn(INGEST.format(store=STORES[kind]), where, "kill"), delay)
+    kill_after(spawn(INGEST.format(store=STORES[kind], await_the_start=AWAIT_THE_START), where, "kill"), delay)
     wait_for_the_server_side_of(kind, where)
     store = open_store(kind, where)
     try:
@@ -109,8 +108,9 @@ def test_a_store_killed_mid_ingestion_reopens_consistent_and_re_ingestion_adds_t
 @pytest.mark.parametrize("kind", ["chroma", "lancedb"])
 def test_two_processes_ingesting_one_corpus_into_an_embedded_store_store_one_copy(tmp_path, kind):
     where = str(tmp_path / kind)
-    start_at = str(time.time() + 5)
-    processes = [spawn(INGEST.format(store=STORES[kind]), where, start_at) for _ in range(2)]
+    processes = [spawn(INGEST.format(store=STORES[kind], await_the_start=AWAIT_THE_START), where, "race")
+                 for _ in range(2)]
+    start_together(processes)
     outputs = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]
     assert sum(int(out) for out, _ in outputs) == 3000
@@ -168,8 +168,7 @@ if mode == "kill":
     for start in range(0, len(texts), 100):
         cache.embed(texts[start:start + 100])
 else:
-    while time.time() < float(mode):
-        time.sleep(0.001)
+    AWAIT_THE_START
     cache.embed(texts)
     print(len(cache), flush=True)
 """
@@ -195,8 +194,8 @@ def test_two_processes_recording_one_cache_end_with_every_vector_once(tmp_path):
     import json
 
     folder = tmp_path / "cache"
-    start_at = str(time.time() + 4)
-    processes = [spawn(CACHE, str(folder), start_at) for _ in range(2)]
+    processes = [spawn(CACHE.replace("AWAIT_THE_START", AWAIT_THE_START), str(folder), "race") for _ in range(2)]
+    start_together(processes)
     outputs = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]
     meta = json.loads((folder / "meta.json").read_text())

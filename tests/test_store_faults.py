@@ -11,7 +11,7 @@ import pytest
 from rag_core import Document
 from rag_core.vectordb import ChromaDb, VectorDbError
 from tests.fakes import HashEmbedder
-from tests.processes import kill_after, spawn
+from tests.processes import AWAIT_THE_START, kill_after, spawn, start_together
 
 def chroma(path: Path, batch_size: int | None = None) -> ChromaDb:
     return ChromaDb("src-docs", path=str(path), persistent_client=True, embedder=HashEmbedder(),
@@ -129,12 +129,11 @@ import sys, time
 from rag_core import Document
 from rag_core.vectordb import PgVector
 from tests.fakes import HashEmbedder
-url, table, start_at = sys.argv[1], sys.argv[2], float(sys.argv[3])
+url, table = sys.argv[1], sys.argv[2]
 store = PgVector(table, db_url=url, embedder=HashEmbedder(), search_type="vector")
 docs = [Document(content=f"recipe {i}: fry garlic and shallots {i}") for i in range(300)]
 store._prepare(docs)  # embed first, so the processes meet at the write
-while time.time() < start_at:
-    time.sleep(0.001)
+AWAIT_THE_START
 print(store.insert(docs), flush=True)
 """
 
@@ -146,8 +145,8 @@ def test_three_processes_creating_and_filling_one_table_at_once_store_one_copy_e
     from rag_core.vectordb import PgVector
 
     table = f"race_{uuid.uuid4().hex[:8]}"
-    start_at = time.time() + 4
-    processes = [spawn(CONCURRENT_INSERT, pg_url, table, str(start_at)) for _ in range(3)]
+    processes = [spawn(CONCURRENT_INSERT.replace("AWAIT_THE_START", AWAIT_THE_START), pg_url, table) for _ in range(3)]
+    start_together(processes)
     results = [p.communicate(timeout=120) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in results]
     reported = [int(out.strip()) for out, _ in results]
@@ -244,6 +243,28 @@ def test_a_lancedb_table_folder_left_by_a_killed_creation_is_made_anew(tmp_path)
     store = LanceDb(uri=str(tmp_path), table_name="docs", embedder=HashEmbedder(), search_type="hybrid")
     assert store.insert([Document(content="pad thai with tamarind")]) == 1
     assert [d.content for d in store.search("tamarind", 3)] == ["pad thai with tamarind"]
+
+
+def test_a_lancedb_table_another_process_commits_while_it_is_opened_opens(tmp_path):
+    """Seen with two processes ingesting at once: the table was listed (its folder exists), the
+    open failed ("Table 'docs' was not found": not committed yet), and by the check after it the
+    other process had committed, so the store called the table damaged. Here the first open
+    fails that way, as if the other process committed just after it."""
+    from rag_core.vectordb import LanceDb
+
+    LanceDb(uri=str(tmp_path), table_name="docs", embedder=HashEmbedder()).insert([Document(content="pad thai")])
+    store = LanceDb(uri=str(tmp_path), table_name="docs", embedder=HashEmbedder())
+    db = store._connect()
+    really_open, calls = db.open_table, []
+
+    def open_after_the_commit(name, *args, **kwargs):
+        calls.append(name)
+        if len(calls) == 1:
+            raise ValueError(f"Table '{name}' was not found")
+        return really_open(name, *args, **kwargs)
+
+    db.open_table = open_after_the_commit
+    assert store.count() == 1 and calls == ["docs", "docs"]
 
 
 def test_a_corrupt_lancedb_table_is_a_clear_error_naming_it(tmp_path):

@@ -84,15 +84,20 @@ class LanceDb(VectorDb):
             db = self._connect()
             if self.table_name not in db.list_tables().tables:
                 return None
-            try:
-                self._table = db.open_table(self.table_name)
-                self._table.schema  # noqa: B018 (reads the manifest: a damaged table fails here)
-            except Exception as exc:  # LanceDB raises its own and Arrow's errors for damaged data
-                self._table = None
-                if not self._committed():
-                    return None  # a creation that never committed: no table yet (``_create`` clears it)
-                raise VectorDbError(f"LanceDB table {self.table_name!r} at {self.uri} cannot be opened "
-                                    f"({type(exc).__name__}: {exc}); move the folder aside to start anew") from exc
+            for last_try in (False, True):
+                try:
+                    self._table = db.open_table(self.table_name)
+                    self._table.schema  # noqa: B018 (reads the manifest: a damaged table fails here)
+                    break
+                except Exception as exc:  # LanceDB raises its own and Arrow's errors for damaged data
+                    self._table = None
+                    if not self._committed():
+                        return None  # a creation that never committed: no table yet (``_create`` clears it)
+                    # committed now, but perhaps not when we opened: another process's creation may
+                    # have committed in between ("Table ... was not found"), so one more try first
+                    if last_try:
+                        raise VectorDbError(f"LanceDB table {self.table_name!r} at {self.uri} cannot be opened "
+                                            f"({type(exc).__name__}: {exc}); move the folder aside to start anew") from exc
         return self._table
 
     def _committed(self) -> bool:
