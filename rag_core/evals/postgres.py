@@ -23,10 +23,10 @@ _STARTING = threading.Lock()  # threads asking at once share one server
 def postgres_url(data_dir: Path) -> str:
     """The URL of a usable server; raises NoPostgres with the reason when there is none."""
     with _STARTING:
-        return _started(data_dir)
+        return _server_url(data_dir)
 
 
-def _started(data_dir: Path) -> str:
+def _server_url(data_dir: Path) -> str:
     global _URL
     if _URL is None:
         url = os.environ.get("RAG_CORE_PG_URL")

@@ -124,7 +124,8 @@ class RetrievalRunner:
         self.embedders: dict[str, Any] = {}  # one embedding cache per suite, read from disk once
         self.results: dict[tuple[str, str], Future[RetrieverResult]] = {}
         self.shared: dict[str, Any] = {}  # per suite: the PgVector tables its retrievers share
-        self._lock = threading.Lock()  # the dictionaries above, filled from several threads
+        self._lock = threading.Lock()  # ``results``: which thread computes a result
+        self._loading = threading.Lock()  # ``datasets``, ``embedders``, ``shared``: read once per suite
         self._pool: ThreadPoolExecutor | None = None
         self.threads = 0  # background threads running retrievers in this session
 
@@ -169,7 +170,7 @@ class RetrievalRunner:
         if not self._claim(future):
             return
         try:
-            with self._lock:  # a suite's dataset and embedding cache are read once, whichever thread asks first
+            with self._loading:  # a suite's dataset and embedding cache are read once, whichever thread asks first
                 if suite.name not in self.datasets:
                     self.datasets[suite.name] = load_dataset(suite, self.root)
                 if suite.embedder and suite.name not in self.embedders:
