@@ -86,8 +86,18 @@ class InMemoryVectorDb(VectorDb):
         return self._vectors.rank(vector, depth, self._allowed(filters))
 
 
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
 def _detached(doc: Document) -> Document:
-    """A copy of ``doc`` sharing nothing mutable with it (its metadata is copied in depth)."""
-    copied = copy.copy(doc)
-    copied.meta_data = copy.deepcopy(doc.meta_data)
+    """A copy of ``doc`` sharing nothing mutable with it (its metadata is copied in depth).
+
+    Made directly rather than with ``copy.copy``/``copy.deepcopy``, which took about half of
+    a SciFact top-10 search (every result is detached): the attributes are copied as they
+    are, and metadata whose values are all immutable needs only a new dict."""
+    copied = object.__new__(type(doc))
+    copied.__dict__.update(doc.__dict__)
+    meta = doc.meta_data
+    flat = all(type(value) in _IMMUTABLE for value in meta.values())
+    copied.meta_data = dict(meta) if flat else copy.deepcopy(meta)
     return copied
