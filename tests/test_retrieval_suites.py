@@ -457,7 +457,8 @@ def test_a_test_computes_a_queued_retriever_itself_instead_of_waiting_for_a_busy
 
     suite_file = tmp_path / "mini.yaml"
     suite_file.write_text("name: mini\ndataset: {judged: fixtures/retrieval/kitchen/queries.yaml}\nmetrics: [ndcg@10]\nretrievers:\n"
-                          + "".join(f"  - {{name: {n}, store: chroma, search_type: keyword}}\n" for n in ("busy", "queued", "broken")))
+                          + "".join(f"  - {{name: {n}, store: chroma, search_type: keyword}}\n"
+                                    for n in ("no_server", "busy", "queued", "broken")))
     suite = load_suite(suite_file)
     release, busy_started = threading.Event(), threading.Event()
     computed_in: dict[str, list[str]] = {}
@@ -469,6 +470,8 @@ def test_a_test_computes_a_queued_retriever_itself_instead_of_waiting_for_a_busy
             assert release.wait(30)
         if spec.name == "broken":
             raise RuntimeError("the store refused")
+        if spec.name == "no_server":  # what a missing PostgreSQL does: the test waiting for it skips
+            pytest.skip("no PostgreSQL for PgVector")
         return types.SimpleNamespace(name=spec.name)
 
     monkeypatch.setattr(evaluate, "run_retriever", fake_run)
@@ -476,6 +479,8 @@ def test_a_test_computes_a_queued_retriever_itself_instead_of_waiting_for_a_busy
     runner = RetrievalRunner(config, None)  # type: ignore[arg-type]
     runner.start([(suite, r) for r in suite.retrievers], threads=1)
     assert busy_started.wait(30)
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL"):
+        runner.result(suite, "no_server")
     assert runner.result(suite, "queued").name == "queued"  # while the only thread is busy
     with pytest.raises(RuntimeError, match="the store refused"):
         runner.result(suite, "broken")
@@ -483,4 +488,5 @@ def test_a_test_computes_a_queued_retriever_itself_instead_of_waiting_for_a_busy
     assert runner.result(suite, "busy").name == "busy"
     runner.close()
     main = threading.current_thread().name
-    assert computed_in == {"busy": ["rag-core-retriever_0"], "queued": [main], "broken": [main]}  # each once
+    background = "rag-core-retriever_0"
+    assert computed_in == {"no_server": [background], "busy": [background], "queued": [main], "broken": [main]}  # each once
