@@ -24,6 +24,11 @@ def spawn(script: str, *args: str) -> subprocess.Popen[str]:
 AWAIT_THE_START = 'print("ready", flush=True); sys.stdin.readline()'
 
 
+def racing(script: str) -> str:
+    """``script`` with its ``AWAIT_THE_START`` line filled in (see ``start_together``)."""
+    return script.replace("AWAIT_THE_START", AWAIT_THE_START)
+
+
 def start_together(processes: list[subprocess.Popen[str]]) -> None:
     """Wait for every script's ``ready`` line (see AWAIT_THE_START), then release them all at once."""
     for process in processes:

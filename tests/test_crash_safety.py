@@ -12,7 +12,7 @@ import pytest
 
 from rag_core import Document
 from tests.fakes import HashEmbedder
-from tests.processes import AWAIT_THE_START, kill_after, spawn, start_together
+from tests.processes import kill_after, racing, spawn, start_together
 
 DELAYS = [0.05, 0.2, 0.5]
 
@@ -24,7 +24,7 @@ STORES = {
 }
 
 INGEST = """
-import sys, time
+import sys
 from rag_core import Document
 from rag_core.vectordb import ChromaDb, LanceDb, PgVector
 from tests.fakes import HashEmbedder
@@ -39,7 +39,7 @@ if mode == "kill":
         store.insert(corpus[start:start + 100])
 else:
     store._prepare(corpus)  # embed first, so the two processes meet at the write
-    {await_the_start}
+    AWAIT_THE_START
     print(store.insert(corpus), flush=True)
 """
 
@@ -85,7 +85,7 @@ def wait_for_the_server_side_of(kind: str, target: str) -> None:
 @pytest.mark.parametrize("delay", DELAYS)
 def test_a_store_killed_mid_ingestion_reopens_consistent_and_re_ingestion_adds_the_rest(target, delay):
     kind, where = target
-    kill_after(spawn(INGEST.format(store=STORES[kind], await_the_start=AWAIT_THE_START), where, "kill"), delay)
+    kill_after(spawn(racing(INGEST.format(store=STORES[kind])), where, "kill"), delay)
     wait_for_the_server_side_of(kind, where)
     store = open_store(kind, where)
     try:
@@ -108,8 +108,7 @@ def test_a_store_killed_mid_ingestion_reopens_consistent_and_re_ingestion_adds_t
 @pytest.mark.parametrize("kind", ["chroma", "lancedb"])
 def test_two_processes_ingesting_one_corpus_into_an_embedded_store_store_one_copy(tmp_path, kind):
     where = str(tmp_path / kind)
-    processes = [spawn(INGEST.format(store=STORES[kind], await_the_start=AWAIT_THE_START), where, "race")
-                 for _ in range(2)]
+    processes = [spawn(racing(INGEST.format(store=STORES[kind])), where, "race") for _ in range(2)]
     start_together(processes)
     outputs = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]
@@ -155,7 +154,7 @@ def test_sqlite_killed_mid_write_keeps_whole_runs_and_goes_on(tmp_path, delay):
 
 # ------------------------------------------------------------------ EmbeddingCache
 CACHE = """
-import sys, time
+import sys
 from rag_core.embedder import EmbeddingCache
 from tests.fakes import HashEmbedder
 from tests.processes import kill_after, spawn
@@ -179,7 +178,7 @@ def test_an_embedding_cache_killed_mid_recording_records_only_the_rest(tmp_path,
     from rag_core.embedder import EmbeddingCache
 
     folder = tmp_path / "cache"
-    kill_after(spawn(CACHE, str(folder), "kill"), delay)
+    kill_after(spawn(racing(CACHE), str(folder), "kill"), delay)
     embedder = HashEmbedder()
     cache = EmbeddingCache(embedder, folder, mode="record")
     before = len(cache)
@@ -194,7 +193,7 @@ def test_two_processes_recording_one_cache_end_with_every_vector_once(tmp_path):
     import json
 
     folder = tmp_path / "cache"
-    processes = [spawn(CACHE.replace("AWAIT_THE_START", AWAIT_THE_START), str(folder), "race") for _ in range(2)]
+    processes = [spawn(racing(CACHE), str(folder), "race") for _ in range(2)]
     start_together(processes)
     outputs = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]

@@ -11,7 +11,7 @@ import pytest
 from rag_core import Document
 from rag_core.vectordb import ChromaDb, VectorDbError
 from tests.fakes import HashEmbedder
-from tests.processes import AWAIT_THE_START, kill_after, spawn, start_together
+from tests.processes import kill_after, racing, spawn, start_together
 
 def chroma(path: Path, batch_size: int | None = None) -> ChromaDb:
     return ChromaDb("src-docs", path=str(path), persistent_client=True, embedder=HashEmbedder(),
@@ -125,7 +125,7 @@ def test_a_run_id_stored_twice_is_a_constraint_error_and_the_run_output_survives
 
 # ------------------------------------------------------------------ PgVector
 CONCURRENT_INSERT = """
-import sys, time
+import sys
 from rag_core import Document
 from rag_core.vectordb import PgVector
 from tests.fakes import HashEmbedder
@@ -145,7 +145,7 @@ def test_three_processes_creating_and_filling_one_table_at_once_store_one_copy_e
     from rag_core.vectordb import PgVector
 
     table = f"race_{uuid.uuid4().hex[:8]}"
-    processes = [spawn(CONCURRENT_INSERT.replace("AWAIT_THE_START", AWAIT_THE_START), pg_url, table) for _ in range(3)]
+    processes = [spawn(racing(CONCURRENT_INSERT), pg_url, table) for _ in range(3)]
     start_together(processes)
     results = [p.communicate(timeout=120) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in results]
