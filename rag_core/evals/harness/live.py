@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rag_core.evals.harness import compare as comparing
 from rag_core.evals.harness.case import GoldenCase
-from rag_core.evals.harness.runner import Settings, _evaluate, _play
+from rag_core.evals.harness.runner import Settings, _evaluate, play_subjects
 
 
 @dataclass
@@ -83,15 +83,11 @@ def repeat_case(case: GoldenCase, repeat: int) -> GoldenCase:
 def run_live(case: GoldenCase, settings: Settings, selector: str) -> LiveResult:
     result = LiveResult(case.id, case.min_pass_rate)
     with tempfile.TemporaryDirectory(prefix="rag-core-live-") as scratch:
-        folder = Path(scratch)
-        scratch_settings = dataclasses.replace(settings, cassettes_dir=folder, record_mode="all", update_goldens=False)
+        scratch_settings = dataclasses.replace(settings, cassettes_dir=Path(scratch), record_mode="all",
+                                               update_goldens=False)
         for repeat in range(settings.repeat):
             run_case = repeat_case(case, repeat)
-            played = _play(run_case, scratch_settings, selector, folder / run_case.cassette_name(), run_case.target)
-            other = None
-            if run_case.compare_with is not None:
-                other = _play(run_case, scratch_settings, selector, folder / run_case.compare_cassette_name(),
-                              run_case.compare_with, "compare_with", judged=False)
+            played, other = play_subjects(run_case, scratch_settings, selector)
             observed, _, checks = _evaluate(run_case, played, other)
             # a provider error status or an emulator script too short, when the run itself did not fail
             problems = [played.problem] if played.problem and played.error is None and played.judge_error is None else []

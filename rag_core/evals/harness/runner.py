@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import tempfile
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -278,20 +277,27 @@ def _evaluate(case: GoldenCase, played: Played, other: Played | None) -> tuple[d
     return observed, seen_on_wire, hand_checks
 
 
+def play_subjects(case: GoldenCase, settings: Settings, selector: str) -> tuple[Played, Played | None]:
+    """Play the case's subject (judged), then its ``compare_with`` subject, if any, in their
+    cassettes under ``settings.cassettes_dir``; if the second fails, the first's recording is
+    discarded too."""
+    played = _play(case, settings, selector, settings.cassettes_dir / case.cassette_name(), case.target)
+    if case.compare_with is None:
+        return played, None
+    try:
+        return played, _play(case, settings, selector, settings.cassettes_dir / case.compare_cassette_name(),
+                             case.compare_with, "compare_with", judged=False)
+    except BaseException:
+        played.recorder.discard()
+        raise
+
+
 def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) -> CaseResult:
     """Run one case. ``selector`` is what selects it on a pytest command line (its node id), for hints."""
     selector = selector or case.id
     result = CaseResult(case.id)
-    played = _play(case, settings, selector, settings.cassettes_dir / case.cassette_name(), case.target)
-    other = None
-    if case.compare_with is not None:
-        try:
-            other = _play(case, settings, selector, settings.cassettes_dir / case.compare_cassette_name(), case.compare_with,
-                          "compare_with", judged=False)
-        except BaseException:
-            played.recorder.discard()
-            raise
-    recorder, replay = played.recorder, played.replay
+    played, other = play_subjects(case, settings, selector)
+    recorder = played.recorder
     recording = recorder.will_record
     emulated = bool(case.emulate) or settings.emulator is not None
     result.recorded = recording
