@@ -119,7 +119,7 @@ def score_of(metric: str, verdict: Verdict) -> float:
     return round(min(max(verdict.score, 0.0), 1.0), 4)
 
 
-def judge(model: Model, metric: str, *, question: str, answer: str, context: list[str] = (),
+def judge(model: Model, metric: Metric, *, question: str, answer: str, context: list[str] = (),
           criteria: str | None = None, threshold: float = 0.7) -> Judgement:
     """Ask ``model`` for a verdict on ``answer``. Raises StructuredOutputError when the judge's
     reply is not a verdict (the raw text is on the error)."""

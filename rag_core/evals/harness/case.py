@@ -25,6 +25,7 @@ from rag_core.evals.emulator.script import ScriptedError, ScriptedTurn
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_lines import line_of, load_with_lines
+from rag_core.evals.judge import Metric
 
 GOLDEN_SUFFIX = ".golden.yaml"
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -142,7 +143,7 @@ class RetrievedExpect(_Strict):
 class JudgeSpec(_Strict):
     """An LLM judge of the case's last answer; its calls are recorded in the case's cassette."""
 
-    metric: Literal["faithfulness", "answer_relevance", "context_relevance", "rubric"]
+    metric: Metric
     criteria: str | None = Field(None, description="what the answer must do (rubric only)")
     model: ModelSpec | None = Field(None, description="the judge's model; the case's api and id when not given")
     threshold: float = Field(0.7, ge=0, le=1, description="the lowest score that passes")

@@ -162,21 +162,17 @@ def tool_outputs(body: dict[str, Any]) -> list[str]:
     """The tool results a request carries back to the model, in order, as text (Responses
     ``function_call_output``, Chat ``tool`` messages, Gemini ``functionResponse`` parts): the
     context a model answered from, whatever searched it."""
-    found: list[str] = []
+    found: list[Any] = []
     for message in _messages(body):
         if message.get("type") == "function_call_output":
-            output = message.get("output")
+            found += [message["output"]] if message.get("output") is not None else []
         elif message.get("role") == "tool":
-            output = _text(message.get("content"))
+            text = _text(message.get("content"))
+            found += [text] if text is not None else []
         else:
-            output = None
-            for part in message.get("parts") or []:
-                if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
-                    response = part["functionResponse"].get("response")
-                    found.append(response if isinstance(response, str) else json.dumps(response, ensure_ascii=False))
-        if output is not None:
-            found.append(output if isinstance(output, str) else json.dumps(output, ensure_ascii=False))
-    return found
+            found += [part["functionResponse"].get("response") for part in message.get("parts") or []
+                      if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict)]
+    return [output if isinstance(output, str) else json.dumps(output, ensure_ascii=False) for output in found]
 
 
 def neutral_tool(tool: dict[str, Any]) -> dict[str, Any]:
