@@ -3,8 +3,6 @@ the golden; a rubric edit fails exactly its case; a low score fails with the rea
 
 from __future__ import annotations
 
-import pytest
-
 pytest_plugins = ["pytester"]
 
 import bm25s  # noqa: E402,F401  (imported before pytester's in-process runs; see test_harness.py)

@@ -119,10 +119,11 @@ def test_stores_opened_and_filled_from_several_threads_at_once_each_hold_their_o
     """A server's request threads, or an eval session's background retrievers, open stores at
     the same moment: each must open, fill and search its own."""
     threads = 6
-    factory = _factory(kind.removesuffix("-in-memory"), request, tmp_path)
     if kind == "chroma-in-memory":  # Chroma's in-process client, which the default ChromaDb uses
-        def factory(key: str, search_type=SearchType.hybrid):  # noqa: F811
-            return ChromaDb(f"c-{key}-{uuid.uuid4().hex[:8]}", embedder=HashEmbedder(), search_type=search_type)
+        def factory(key: str) -> ChromaDb:
+            return ChromaDb(f"c-{key}-{uuid.uuid4().hex[:8]}", embedder=HashEmbedder(), search_type=SearchType.hybrid)
+    else:
+        factory = _factory(kind, request, tmp_path)
     start = threading.Barrier(threads)
 
     def fill_and_search(n: int) -> list[str]:

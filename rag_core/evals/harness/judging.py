@@ -20,6 +20,7 @@ from rag_core.evals.harness.case import GoldenCase, JudgeSpec, ModelSpec
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.judge import Judgement, judge
 
+
 def emulated_turns(case: GoldenCase) -> list[ScriptedTurn]:
     """The emulator's replies to the judges: each scripted verdict as the judge's JSON answer."""
     turns = []

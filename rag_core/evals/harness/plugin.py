@@ -252,7 +252,6 @@ class GoldenHarness:
         for report in result.stale:
             self.node.warn(pytest.PytestWarning(report))
 
-
     def _check_live(self, case: GoldenCase) -> None:
         from rag_core.evals.credentials import CredentialError
         from rag_core.evals.harness.errors import HarnessError
