@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rag_core.vectordb.fusion import top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, cosine_scores, normalized_rows
-from rag_core.vectordb.vector_matrix import VectorMatrix
+from rag_core.vectordb.vector_matrix import CONVERT_ROWS, VectorMatrix
 
 
 def same(ranking, expected) -> bool:
@@ -56,13 +56,16 @@ def test_rank_equals_scoring_every_row_in_float64(corpus, depth, data):
 
 def test_random_embeddings_rank_as_in_float64_and_rows_come_back_as_stored():
     generator = np.random.default_rng(7)
-    vectors = {f"doc{n}": generator.standard_normal(384).tolist() for n in range(3000)}
+    # more rows than one conversion step holds: the steps' rows land where their ids say
+    vectors = {f"doc{n}": generator.standard_normal(384).tolist() for n in range(3 * CONVERT_ROWS - 50)}
     matrix = VectorMatrix()
     matrix.put(vectors.items())
     for _ in range(20):
         query = generator.standard_normal(384).tolist()
         assert same(matrix.rank(query, 100), reference(vectors, query, 100))
-    assert matrix.vector("doc5") == np.asarray(vectors["doc5"], dtype=np.float32).tolist()
+    last = f"doc{len(vectors) - 1}"
+    as_stored = [np.asarray(vectors[i], dtype=np.float32).tolist() for i in ("doc5", last)]
+    assert matrix.vectors(["doc5", "unknown", last]) == [as_stored[0], None, as_stored[1]]
 
 
 def test_an_empty_matrix_ranks_nothing():

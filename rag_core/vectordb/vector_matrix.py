@@ -41,6 +41,12 @@ def _single_thread() -> Any:
 
 _CONTROLLER: Any = None
 
+# Vectors are converted into the matrix this many at a time. Converting a whole batch at once
+# made a transient array as large as the batch (15 MB for 10k × 384), and the C allocator kept
+# the memory of such blocks after they were freed (100k documents in batches of 10k: RSS 290 →
+# 262 MB with this bound).
+CONVERT_ROWS = 1024
+
 
 class VectorMatrix:
     def __init__(self) -> None:
@@ -58,9 +64,13 @@ class VectorMatrix:
 
     def put(self, items: Iterable[tuple[str, Any]]) -> None:
         """Store each (id, vector), replacing a vector already stored under that id."""
+        items = list(items)
+        for start in range(0, len(items), CONVERT_ROWS):
+            self._put(items[start:start + CONVERT_ROWS])
+
+    def _put(self, items: list[tuple[str, Any]]) -> None:
         import numpy as np
 
-        items = list(items)
         if not items:
             return
         vectors = np.asarray([v for _, v in items], dtype=np.float32)
@@ -108,9 +118,12 @@ class VectorMatrix:
         if not self.ids:
             self._rows = self._inverse_norms = None
 
-    def vector(self, doc_id: str) -> list[float] | None:
-        row = self._row_of.get(doc_id)
-        return None if row is None else self._rows[row].tolist()
+    def vectors(self, ids: list[str]) -> list[list[float] | None]:
+        """The stored vector of each id (None for an id without one), converted in one step."""
+        rows = [self._row_of.get(doc_id) for doc_id in ids]
+        held = [row for row in rows if row is not None]
+        values = iter(self._rows[held].tolist() if held else ())
+        return [None if row is None else next(values) for row in rows]
 
     def rank(self, query: Any, depth: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
         """The ``depth`` best rows by the shared cosine, ties by id (see the module docstring)."""
