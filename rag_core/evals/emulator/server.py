@@ -43,6 +43,12 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+# How often the serving loop looks for a stop request. ``close`` waits for the loop to look,
+# and socketserver's default (0.5 s) made every recording session, and every test starting an
+# emulator, wait up to half a second at its end.
+POLL_SECONDS = 0.02
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     provider: ScriptedProvider | None = None
@@ -53,7 +59,8 @@ class EmulatorServer:
 
     def __init__(self, port: int = 0) -> None:
         self._server = _Server(("127.0.0.1", port), _Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="rag-core-emulator", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(POLL_SECONDS,),
+                                        name="rag-core-emulator", daemon=True)
         self._thread.start()
 
     @property
