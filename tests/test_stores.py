@@ -276,10 +276,15 @@ def test_exact_vector_search_gives_the_same_top_k_on_every_store(pg_url, tmp_pat
         LanceDb(uri=str(tmp_path_factory.mktemp("l")), table_name=f"l_{key}", embedder=HashEmbedder(), search_type="vector"),
     ]
     results = []
-    for store in stores:
-        store.insert([Document(content=t) for t in corpus])
-        results.append([d.content for d in store.search(query, limit)])
-    stores[2].drop()
+    try:
+        for store in stores:
+            store.insert([Document(content=t, meta_data={"words": len(t.split())}) for t in corpus])
+            # whole documents: a result is the same on every store, down to the fields it carries
+            # (the in-memory one used to hand back each result's vector, which no other store does)
+            results.append([(d.id, d.name, d.content, d.meta_data, d.embedding) for d in store.search(query, limit)])
+    finally:  # hypothesis runs many examples: each must give its connection back
+        stores[2].drop()
+        stores[2].close()
     assert results[0] == results[1] == results[2] == results[3]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from rag_core.vectordb.fusion import top_ranked
-from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
+from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, normalized_rows
 
 # float32 cosine of unit vectors is within ~1e-5 of float64 for any realistic dimension
 # (n·2⁻²⁴ for n ≤ 4096 is 2.4e-4 at worst, ~1e-6 in practice): rows this close to the
@@ -118,13 +118,6 @@ class VectorMatrix:
         if not self.ids:
             self._rows = self._inverse_norms = None
 
-    def vectors(self, ids: list[str]) -> list[list[float] | None]:
-        """The stored vector of each id (None for an id without one), converted in one step."""
-        rows = [self._row_of.get(doc_id) for doc_id in ids]
-        held = [row for row in rows if row is not None]
-        values = iter(self._rows[held].tolist() if held else ())
-        return [None if row is None else next(values) for row in rows]
-
     def rank(self, query: Any, depth: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
         """The ``depth`` best rows by the shared cosine, ties by id (see the module docstring)."""
         import numpy as np
@@ -132,10 +125,10 @@ class VectorMatrix:
         count = len(self.ids)
         if count == 0 or depth <= 0:
             return []
-        q = np.asarray(query, dtype=np.float32)
-        norm = float(np.linalg.norm(q))
-        if norm > 0:
-            q = q / norm
+        # the query as the shared cosine takes it (float32 values, unit length in float64), once:
+        # its float32 copy picks the candidates, and the float64 one scores them
+        unit_query = normalized_rows(query)[0]
+        q = unit_query.astype(np.float32)
         with _single_thread():
             approximate = (self._rows[:count] @ q) * self._inverse_norms[:count]
         if allowed is not None:
@@ -146,5 +139,5 @@ class VectorMatrix:
         candidates = np.flatnonzero(approximate >= max(cut, -2.0) - CANDIDATE_SLACK)
         if allowed is not None:
             candidates = candidates[np.isfinite(approximate[candidates])]
-        scores = cosine_scores(normalized_rows(self._rows[candidates]), query)
+        scores = normalized_rows(self._rows[candidates]) @ unit_query  # = cosine_scores(rows, query)
         return top_ranked([self.ids[n] for n in candidates], scores, depth, SIMILARITY_PRECISION)
