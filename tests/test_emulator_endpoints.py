@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import statistics
+import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -88,10 +91,6 @@ def test_cohere_replies_validate_against_the_sdk_types_like_the_real_ones():
 def test_closing_the_emulator_does_not_wait_out_a_poll_of_its_serving_loop():
     """Every recording session closes one at its end: with socketserver's default poll (0.5 s),
     each of them waited about half a second for nothing."""
-    import statistics
-    import time
-    import urllib.request
-
     waits = []
     for _ in range(3):
         server = EmulatorServer()
