@@ -145,8 +145,13 @@ def test_local_embedder_reproduces_the_reference_minilm_embeddings():
     lambda url: CohereEmbedder(api_key="co-test", base_url=url).get_embedding("pad thai"),
     lambda url: CohereReranker(api_key="co-test", base_url=url).rerank("pad thai", [Document(content="noodles")]),
 ], ids=["embed", "rerank"])
-def test_an_unreachable_cohere_endpoint_is_a_provider_error_naming_the_url(call):
+def test_an_unreachable_cohere_endpoint_is_a_provider_error_naming_the_url(call, monkeypatch):
     pytest.importorskip("cohere")
+    # the SDK retries a refused connection twice with a backoff (about 3 s in all): the attempts
+    # still happen, without the waits
+    backoffs: list[int] = []
+    monkeypatch.setattr("cohere.core.http_client._retry_timeout_from_retries",
+                        lambda retries: backoffs.append(retries) or 0.0)
     import socket
 
     with socket.socket() as probe:  # a port nothing listens on
@@ -154,3 +159,4 @@ def test_an_unreachable_cohere_endpoint_is_a_provider_error_naming_the_url(call)
         url = f"http://127.0.0.1:{probe.getsockname()[1]}"
     with pytest.raises(ModelProviderError, match=rf"ConnectError: .*\({url}/v2/(embed|rerank)\)"):
         call(url)
+    assert backoffs == [0, 1]  # the error comes after the SDK's own retries, as without the stub
