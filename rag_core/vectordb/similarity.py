@@ -25,9 +25,14 @@ def normalized_rows(vectors: Any) -> Any:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
+def unit_vector(query: Sequence[float]) -> Any:
+    """``query`` as every cosine here takes it: its float32 values at unit length in float64."""
+    return normalized_rows(query)[0]
+
+
 def cosine_scores(normalized_matrix: Any, query: Sequence[float]) -> Any:
     """Cosine of each (unit-length) row with ``query``."""
-    return normalized_matrix @ normalized_rows(query)[0]
+    return normalized_matrix @ unit_vector(query)
 
 
 def candidate_margin(depth: int) -> int:

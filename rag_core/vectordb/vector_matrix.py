@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from rag_core.vectordb.fusion import top_ranked
-from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, normalized_rows
+from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, normalized_rows, unit_vector
 
 # float32 cosine of unit vectors is within ~1e-5 of float64 for any realistic dimension
 # (n·2⁻²⁴ for n ≤ 4096 is 2.4e-4 at worst, ~1e-6 in practice): rows this close to the
@@ -125,9 +125,9 @@ class VectorMatrix:
         count = len(self.ids)
         if count == 0 or depth <= 0:
             return []
-        # the query as the shared cosine takes it (float32 values, unit length in float64), once:
-        # its float32 copy picks the candidates, and the float64 one scores them
-        unit_query = normalized_rows(query)[0]
+        # the query as the shared cosine takes it, made once: its float32 copy picks the
+        # candidates, and the float64 one scores them
+        unit_query = unit_vector(query)
         q = unit_query.astype(np.float32)
         with _single_thread():
             approximate = (self._rows[:count] @ q) * self._inverse_norms[:count]
@@ -139,5 +139,5 @@ class VectorMatrix:
         candidates = np.flatnonzero(approximate >= max(cut, -2.0) - CANDIDATE_SLACK)
         if allowed is not None:
             candidates = candidates[np.isfinite(approximate[candidates])]
-        scores = normalized_rows(self._rows[candidates]) @ unit_query  # = cosine_scores(rows, query)
+        scores = normalized_rows(self._rows[candidates]) @ unit_query  # cosine_scores, the query made once
         return top_ranked([self.ids[n] for n in candidates], scores, depth, SIMILARITY_PRECISION)
