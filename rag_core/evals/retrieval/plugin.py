@@ -145,8 +145,7 @@ class RetrievalRunner:
     def run(self, suite: SuiteSpec, spec: Any) -> RetrieverResult:
         """The retriever's result: computed here (also when it is queued for a background thread
         that has not started it: no test waits idle), or awaited if a background thread has it."""
-        with self._lock:
-            future = self.results.setdefault((suite.name, spec.name), Future())
+        future = self._future(suite, spec)
         self._compute(future, suite, spec)
         return future.result()
 
@@ -155,9 +154,12 @@ class RetrievalRunner:
         self.threads = threads
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="rag-core-retriever")
         for suite, spec in wanted:
-            with self._lock:
-                future = self.results.setdefault((suite.name, spec.name), Future())
-            self._pool.submit(self._compute, future, suite, spec)
+            self._pool.submit(self._compute, self._future(suite, spec), suite, spec)
+
+    def _future(self, suite: SuiteSpec, spec: Any) -> Future[RetrieverResult]:
+        """The one future of this retriever's result in the session."""
+        with self._lock:
+            return self.results.setdefault((suite.name, spec.name), Future())
 
     def _claim(self, future: Future[RetrieverResult]) -> bool:
         with self._lock:
