@@ -29,11 +29,16 @@ def racing(script: str) -> str:
     return script.replace("AWAIT_THE_START", AWAIT_THE_START)
 
 
+def await_ready(process: subprocess.Popen[str]) -> None:
+    """Wait for the script's ``ready`` line; a script that ends first fails the test with its stderr."""
+    line = process.stdout.readline().strip() if process.stdout else ""
+    assert line == "ready", process.stderr.read() if process.stderr else line
+
+
 def start_together(processes: list[subprocess.Popen[str]]) -> None:
     """Wait for every script's ``ready`` line (see AWAIT_THE_START), then release them all at once."""
     for process in processes:
-        line = process.stdout.readline().strip() if process.stdout else ""
-        assert line == "ready", process.stderr.read() if process.stderr else line
+        await_ready(process)
     for process in processes:
         assert process.stdin is not None
         process.stdin.write("go\n")
@@ -42,8 +47,7 @@ def start_together(processes: list[subprocess.Popen[str]]) -> None:
 
 def kill_after(process: subprocess.Popen[str], delay: float) -> None:
     """Wait for the script's ``ready`` line, let it work for ``delay`` seconds, then SIGKILL it."""
-    line = process.stdout.readline().strip() if process.stdout else ""
-    assert line == "ready", process.stderr.read() if process.stderr else line
+    await_ready(process)
     time.sleep(delay)
     process.send_signal(signal.SIGKILL)
     process.wait()
