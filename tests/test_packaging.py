@@ -31,6 +31,16 @@ def test_installing_rag_core_adds_no_top_level_evals_package(tmp_path):
     assert result.returncode != 0 and "No module named 'evals'" in result.stderr
 
 
+def test_the_core_install_brings_what_limits_the_in_memory_product_to_one_blas_thread():
+    """Without threadpoolctl the in-memory store's product ran on every BLAS thread, and a query
+    on a busy machine waited for a core it did not need: it came only with scikit-learn, through
+    the ``local`` extra, so the light install (``.[evals]``) searched on every thread."""
+    from importlib.metadata import requires
+
+    core = [r for r in requires("rag-core") or [] if "extra ==" not in r]
+    assert any(r.replace(" ", "").startswith("threadpoolctl") for r in core), core
+
+
 def test_the_pytest_plugins_import_nothing_heavy(tmp_path):
     """Installed plugins load in every pytest session of every project: they must stay cheap
     (measured: a few ms; see the README). What they would pay for is in the list below."""

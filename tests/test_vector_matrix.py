@@ -7,9 +7,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_core.vectordb.fusion import top_ranked
+from rag_core.vectordb.fusion import SORT_AT_MOST, rank_order, top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, cosine_scores, normalized_rows
-from rag_core.vectordb.vector_matrix import CONVERT_ROWS, VectorMatrix
+from rag_core.vectordb.vector_matrix import CONVERT_ROWS, SAMPLE_STRIDE, VectorMatrix, kth_largest, one_blas_thread
 
 
 def same(ranking, expected) -> bool:
@@ -23,7 +23,7 @@ def reference(vectors: dict[str, list[float]], query: list[float], depth: int, a
     if not ids:
         return []
     scores = cosine_scores(normalized_rows([vectors[i] for i in ids]), query)
-    return top_ranked(ids, scores, depth, SIMILARITY_PRECISION)
+    return rank_order(zip(ids, scores.tolist()), SIMILARITY_PRECISION)[:depth]  # every row sorted
 
 
 # few distinct small-integer values make many exact ties and duplicate rows
@@ -62,12 +62,79 @@ def test_random_embeddings_rank_as_in_float64():
     matrix.put(vectors.items())
     for _ in range(20):
         query = generator.standard_normal(384).tolist()
-        assert same(matrix.rank(query, 100), reference(vectors, query, 100))
+        for depth in (10, 100):  # at 10 the cut-off is found from a sample of the scores first
+            assert same(matrix.rank(query, depth), reference(vectors, query, depth))
 
 
-def test_an_empty_matrix_ranks_nothing():
+def test_the_best_rows_are_found_when_the_sample_misses_them_all():
+    """Rows the cut-off's sample reads (every SAMPLE_STRIDE-th) point away from the query;
+    the best rows all sit between them."""
+    generator = np.random.default_rng(3)
+    query = generator.standard_normal(64)
+    vectors = {}
+    for n in range(2_000):
+        noise = generator.standard_normal(64)
+        vectors[f"doc{n:04d}"] = (-query + 0.1 * noise if n % SAMPLE_STRIDE == 0 else query + noise).tolist()
     matrix = VectorMatrix()
-    assert matrix.rank([1.0, 0.0], 10) == [] and matrix.dimensions is None
-    matrix.put([("a", [1.0, 0.0])])
-    matrix.remove(["a"])
-    assert matrix.rank([1.0, 0.0], 10) == [] and matrix.dimensions is None
+    matrix.put(vectors.items())
+    for depth in (1, 10, 30):
+        assert same(matrix.rank(query.tolist(), depth), reference(vectors, query.tolist(), depth))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_kth_largest_is_the_partitions_whatever_the_order_ties_and_filtered_rows(data):
+    size = data.draw(st.integers(1, 3_000), label="size")
+    k = data.draw(st.integers(1, min(size, 200)), label="k")
+    # few distinct values: many ties at the cut-off; -inf is how a filter removes a row
+    values = np.array(data.draw(st.lists(st.sampled_from([-np.inf, -1.0, 0.0, 0.25, 0.5, 1.0]),
+                                         min_size=size, max_size=size), label="values"), dtype=np.float32)
+    order = data.draw(st.sampled_from(["as drawn", "ascending", "descending", "best off the sample"]), label="order")
+    if order == "ascending":
+        values.sort()
+    elif order == "descending":
+        values = np.sort(values)[::-1].copy()
+    elif order == "best off the sample":
+        ranked = np.sort(values)
+        sampled = np.arange(size) % SAMPLE_STRIDE == 0
+        values = np.empty_like(ranked)
+        values[sampled] = ranked[: sampled.sum()]  # the sample gets the lowest values
+        values[~sampled] = ranked[sampled.sum():]
+    assert kth_largest(values, k) == np.partition(values, size - k)[size - k]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.1, 0.3, 0.3000000001, 0.7, 0.9]), max_size=3 * SORT_AT_MOST),
+       st.integers(1, 2 * SORT_AT_MOST))
+def test_top_ranked_equals_sorting_every_score(scores, depth):
+    ids = [f"d{n:03d}" for n in reversed(range(len(scores)))]  # id order is not input order
+    expected = rank_order(zip(ids, scores), SIMILARITY_PRECISION)[:depth]
+    assert top_ranked(ids, np.array(scores), depth, SIMILARITY_PRECISION) == expected
+
+
+def test_normalized_rows_are_numpys_norm_bit_for_bit():
+    generator = np.random.default_rng(11)
+    rows = generator.standard_normal((50, 384)).astype(np.float32)
+    rows[7] = 0.0  # a zero row stays zero
+    as_float64 = rows.astype(np.float64)
+    norms = np.linalg.norm(as_float64, axis=1, keepdims=True)
+    assert np.array_equal(normalized_rows(rows), as_float64 / np.where(norms == 0, 1.0, norms))
+
+
+def blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_the_product_runs_on_one_blas_thread_and_each_exit_restores_what_it_found():
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads() and set(blas_threads()) == {2}
+        with one_blas_thread():
+            assert set(blas_threads()) == {1}
+            with one_blas_thread():
+                assert set(blas_threads()) == {1}
+            assert set(blas_threads()) == {1}  # the inner exit restored the outer's one thread
+        assert set(blas_threads()) == {2}

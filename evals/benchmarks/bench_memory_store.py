@@ -64,7 +64,7 @@ def latency(queries: int) -> None:
     from rag_core.embedder import EmbeddingCache, LocalEmbedder
     from rag_core.evals.retrieval.datasets import load_beir
     from rag_core.vectordb import InMemoryVectorDb
-    from rag_core.vectordb.vector_matrix import _single_thread
+    from rag_core.vectordb.vector_matrix import one_blas_thread
 
     dataset = load_beir(str(ROOT.parent / "shared" / "datasets" / "scifact"), "test")
     embedder = EmbeddingCache(LocalEmbedder(), CACHE, mode="replay")
@@ -75,7 +75,7 @@ def latency(queries: int) -> None:
     vectors = {q: np.asarray(v, dtype=np.float32) for q, v in zip(texts, embedder.embed(texts, "query"))}
 
     def floor(query: str) -> Any:
-        with _single_thread():
+        with one_blas_thread():
             scores = matrix @ vectors[query]
         return np.argpartition(-scores, 10)[:10]
 

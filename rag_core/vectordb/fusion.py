@@ -25,6 +25,10 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> li
     return rank_order(scores.items())
 
 
+# up to this many scores, sorting them all is faster than selecting with numpy first
+SORT_AT_MOST = 64
+
+
 def top_ranked(ids: Sequence[str], scores: Any, depth: int, precision: int | None = None) -> list[tuple[str, float]]:
     """``rank_order`` of (ids, scores) cut to ``depth``, selecting candidates with numpy first.
 
@@ -36,10 +40,9 @@ def top_ranked(ids: Sequence[str], scores: Any, depth: int, precision: int | Non
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0 or depth <= 0:
         return []
+    if scores.size <= SORT_AT_MOST or scores.size <= depth:
+        return rank_order(zip(ids, scores.tolist()), precision)[:depth]
     keyed = np.round(scores, precision) if precision is not None else scores
-    if scores.size > depth:
-        threshold = np.partition(keyed, scores.size - depth)[scores.size - depth]
-        chosen = np.flatnonzero(keyed >= threshold)
-    else:
-        chosen = np.arange(scores.size)
-    return rank_order(((ids[i], float(scores[i])) for i in chosen), precision)[:depth]
+    threshold = np.partition(keyed, scores.size - depth)[scores.size - depth]
+    chosen = np.flatnonzero(keyed >= threshold)
+    return rank_order(zip([ids[i] for i in chosen.tolist()], scores[chosen].tolist()), precision)[:depth]

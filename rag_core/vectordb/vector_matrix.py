@@ -23,23 +23,45 @@ from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin,
 # cut-off are rescored too
 CANDIDATE_SLACK = 3e-4
 
-
-def _single_thread() -> Any:
-    """A context in which BLAS calls use one thread (a no-op without threadpoolctl)."""
-    global _CONTROLLER
-    try:
-        if _CONTROLLER is None:
-            from threadpoolctl import ThreadpoolController
-
-            _CONTROLLER = ThreadpoolController()  # finding the libraries is the costly part: once
-        return _CONTROLLER.limit(limits=1, user_api="blas")
-    except ImportError:
-        from contextlib import nullcontext
-
-        return nullcontext()
+# every how many scores ``kth_largest`` samples
+SAMPLE_STRIDE = 8
 
 
-_CONTROLLER: Any = None
+class one_blas_thread:  # lower case, as contextlib.nullcontext: used as ``with one_blas_thread():``
+    """A context in which BLAS calls use one thread, restoring each library's count on exit.
+
+    What ``threadpoolctl.ThreadpoolController.limit`` does, through the controllers of the
+    loaded BLAS libraries, found once (the costly part): the limiter's bookkeeping was 15 µs
+    of each 0.2 ms search, this is about 3.
+    """
+
+    __slots__ = ("_before",)
+
+    def __enter__(self) -> None:
+        libraries = _blas_libraries()
+        self._before = [lib.get_num_threads() for lib in libraries]
+        for lib in libraries:
+            lib.set_num_threads(1)
+
+    def __exit__(self, *exc: object) -> None:
+        for lib, threads in zip(_blas_libraries(), self._before):
+            lib.set_num_threads(threads)
+
+
+def _blas_libraries() -> list[Any]:
+    """threadpoolctl's controllers of the BLAS libraries loaded (numpy's, once numpy is imported)."""
+    global _BLAS
+    if _BLAS is None:
+        import importlib
+
+        from threadpoolctl import ThreadpoolController
+
+        importlib.import_module("numpy")  # its BLAS must be loaded to be found
+        _BLAS = [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
+    return _BLAS
+
+
+_BLAS: list[Any] | None = None
 
 # Vectors are converted into the matrix this many at a time. Converting a whole batch at once
 # made a transient array as large as the batch (15 MB for 10k × 384), and the C allocator kept
@@ -129,15 +151,34 @@ class VectorMatrix:
         # candidates, and the float64 one scores them
         unit_query = unit_vector(query)
         q = unit_query.astype(np.float32)
-        with _single_thread():
+        with one_blas_thread():
             approximate = (self._rows[:count] @ q) * self._inverse_norms[:count]
         if allowed is not None:
             mask = np.fromiter((i in allowed for i in self.ids), dtype=bool, count=count)
             approximate = np.where(mask, approximate, -np.inf)
         wanted = min(count, depth + candidate_margin(depth))
-        cut = np.partition(approximate, count - wanted)[count - wanted]
+        cut = kth_largest(approximate, wanted)
         candidates = np.flatnonzero(approximate >= max(cut, -2.0) - CANDIDATE_SLACK)
         if allowed is not None:
             candidates = candidates[np.isfinite(approximate[candidates])]
         scores = normalized_rows(self._rows[candidates]) @ unit_query  # cosine_scores, the query made once
-        return top_ranked([self.ids[n] for n in candidates], scores, depth, SIMILARITY_PRECISION)
+        ids = self.ids
+        return top_ranked([ids[n] for n in candidates.tolist()], scores, depth, SIMILARITY_PRECISION)
+
+
+def kth_largest(values: Any, k: int) -> Any:
+    """The ``k``-th largest of ``values`` (1 ≤ k ≤ len(values)), found in a sample first.
+
+    The k-th largest of every ``SAMPLE_STRIDE``-th value is never above the k-th largest of
+    all, so the values at least that large hold the top k, and the k-th largest is found among
+    those few (SciFact, 5,183 scores, k = 21: 32 µs partitioning all of them, about 10 this way).
+    """
+    import numpy as np
+
+    if len(values) >= 4 * SAMPLE_STRIDE * k:
+        sample = values[::SAMPLE_STRIDE]
+        bound = np.partition(sample, len(sample) - k)[len(sample) - k]
+        kept = values[values >= bound]
+        if len(kept) >= k:  # fewer only when NaNs fill the sample's top: then partition them all
+            values = kept
+    return np.partition(values, len(values) - k)[len(values) - k]
