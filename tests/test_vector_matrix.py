@@ -112,15 +112,6 @@ def test_top_ranked_equals_sorting_every_score(scores, depth):
     assert top_ranked(ids, np.array(scores), depth, SIMILARITY_PRECISION) == expected
 
 
-def test_normalized_rows_are_numpys_norm_bit_for_bit():
-    generator = np.random.default_rng(11)
-    rows = generator.standard_normal((50, 384)).astype(np.float32)
-    rows[7] = 0.0  # a zero row stays zero
-    as_float64 = rows.astype(np.float64)
-    norms = np.linalg.norm(as_float64, axis=1, keepdims=True)
-    assert np.array_equal(normalized_rows(rows), as_float64 / np.where(norms == 0, 1.0, norms))
-
-
 def test_the_product_runs_on_one_blas_thread_and_each_exit_restores_what_it_found():
     from threadpoolctl import threadpool_limits
 

@@ -30,7 +30,8 @@ SORT_AT_MOST = 64
 
 
 def top_ranked(ids: Sequence[str], scores: Any, depth: int, precision: int | None = None) -> list[tuple[str, float]]:
-    """``rank_order`` of (ids, scores) cut to ``depth``, selecting candidates with numpy first.
+    """``rank_order`` of (ids, scores) cut to ``depth``; beyond ``SORT_AT_MOST`` scores, the
+    candidates are selected with numpy first.
 
     Everything scoring at least the depth-th best score (after rounding) is kept, so ties
     at the cut are still broken by id, exactly as a full sort would.

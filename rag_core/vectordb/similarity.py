@@ -21,9 +21,7 @@ def normalized_rows(vectors: Any) -> Any:
     matrix = np.asarray(vectors, dtype=np.float32).astype(np.float64)
     if matrix.ndim == 1:
         matrix = matrix.reshape(1, -1)
-    # what np.linalg.norm(matrix, axis=1, keepdims=True) computes, bit for bit, without the
-    # checks around it (a third of scoring a few candidate rows)
-    norms = np.sqrt(np.add.reduce(matrix * matrix, axis=1, keepdims=True))
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
