@@ -31,8 +31,8 @@ class one_blas_thread:  # lower case, as contextlib.nullcontext: used as ``with 
     """A context in which BLAS calls use one thread, restoring each library's count on exit.
 
     What ``threadpoolctl.ThreadpoolController.limit`` does, through the controllers of the
-    loaded BLAS libraries, found once (the costly part): the limiter's bookkeeping was 15 µs
-    of each 0.2 ms search, this is about 3.
+    loaded BLAS libraries, found once (the costly part). Entering and leaving an empty one took
+    7.5 µs against 2.5; around a 5,183 × 384 product, 175 µs against 155.
     """
 
     __slots__ = ("_before",)
