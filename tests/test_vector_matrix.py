@@ -7,9 +7,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_core.vectordb.fusion import SORT_AT_MOST, rank_order, top_ranked
+from rag_core.vectordb.fusion import SAMPLE_STRIDE, SORT_AT_MOST, kth_largest, rank_order, top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, cosine_scores, normalized_rows
-from rag_core.vectordb.vector_matrix import CONVERT_ROWS, SAMPLE_STRIDE, VectorMatrix, kth_largest, one_blas_thread
+from rag_core.vectordb.vector_matrix import CONVERT_ROWS, VectorMatrix, one_blas_thread
 
 
 def same(ranking, expected) -> bool:

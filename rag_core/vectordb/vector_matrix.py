@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from rag_core.vectordb.fusion import top_ranked
+from rag_core.vectordb.fusion import kth_largest, top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, normalized_rows, unit_vector
 
 # float32 cosine of unit vectors is within ~1e-5 of float64 for any realistic dimension
 # (n·2⁻²⁴ for n ≤ 4096 is 2.4e-4 at worst, ~1e-6 in practice): rows this close to the
 # cut-off are rescored too
 CANDIDATE_SLACK = 3e-4
-
-# every how many scores ``kth_largest`` samples
-SAMPLE_STRIDE = 8
 
 
 class one_blas_thread:  # lower case, as contextlib.nullcontext: used as ``with one_blas_thread():``
@@ -165,20 +162,3 @@ class VectorMatrix:
         ids = self.ids
         return top_ranked([ids[n] for n in candidates.tolist()], scores, depth, SIMILARITY_PRECISION)
 
-
-def kth_largest(values: Any, k: int) -> Any:
-    """The ``k``-th largest of ``values`` (1 ≤ k ≤ len(values)), found in a sample first.
-
-    The k-th largest of every ``SAMPLE_STRIDE``-th value is never above the k-th largest of
-    all, so the values at least that large hold the top k, and the k-th largest is found among
-    those few (SciFact, 5,183 scores, k = 21: 32 µs partitioning all of them, about 10 this way).
-    """
-    import numpy as np
-
-    if len(values) >= 4 * SAMPLE_STRIDE * k:
-        sample = values[::SAMPLE_STRIDE]
-        bound = np.partition(sample, len(sample) - k)[len(sample) - k]
-        kept = values[values >= bound]
-        if len(kept) >= k:  # fewer only when NaNs fill the sample's top: then partition them all
-            values = kept
-    return np.partition(values, len(values) - k)[len(values) - k]
