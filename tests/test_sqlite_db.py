@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import sqlite3
 
 import pytest
@@ -11,6 +10,7 @@ from rag_core.db import SqliteDb, SqliteDbError
 from rag_core.db.sqlite import MIGRATIONS
 from rag_core.messages import Message, ToolCall
 from tests.conftest import scripted_agent
+from tests.processes import FORKSERVER
 from rag_core.models import OpenAIResponses
 
 SEARCH = {"tool_calls": [{"name": "search_knowledge_base", "arguments": {"query": "pad thai"}}]}
@@ -60,8 +60,7 @@ def _write_runs(path: str, writer: int, count: int) -> None:
 def test_two_processes_writing_at_once_do_not_corrupt_it(tmp_path):
     path = str(tmp_path / "shared.db")
     SqliteDb(path).schema_version()
-    context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_write_runs, args=(path, w, 40)) for w in range(2)]
+    workers = [FORKSERVER.Process(target=_write_runs, args=(path, w, 40)) for w in range(2)]
     for worker in workers:
         worker.start()
     for worker in workers:
