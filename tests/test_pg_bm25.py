@@ -152,6 +152,37 @@ def test_a_refused_batch_leaves_the_statistics_as_they_were(pg_url):
         store.drop()
 
 
+def _postings_key(store: PgVector) -> list[tuple[str, str]]:
+    return store._connection().execute(
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'p'",
+        (f"{store.table_name}_bm25_postings",)).fetchall()
+
+
+def test_a_first_load_refused_part_way_leaves_the_empty_table_and_its_postings_key_as_they_were(pg_url):
+    """The first write into an empty table builds the postings' key after the postings (see
+    Bm25Tables.first_load): refused, it leaves the key as the table was created with it."""
+    store = _store(pg_url, f"t_first_{uuid.uuid4().hex[:8]}")
+    store._ensure_table(HashEmbedder().dimensions)
+    try:
+        created = _postings_key(store)
+        assert created == [(f"{store.table_name}_bm25_postings_pkey", "PRIMARY KEY (lexeme, id) INCLUDE (tf, len)")]
+        bad = Document(content="rice rice rice", embedding=[float("nan")] * 32)  # pgvector refuses NaN
+        with pytest.raises(Exception):
+            store.insert([Document(content=f"rice noodles {n}") for n in range(50)] + [bad])
+        assert store.count() == 0 and _postings_key(store) == created
+        assert store.insert([Document(content=f"rice noodles {n}") for n in range(50)]) == 50
+        assert _postings_key(store) == created  # rebuilt under its own name, the same definition
+        _assert_sql_equals_python(store)
+        store.delete(ids=[d for d, _ in store._keyword_ranking("rice", 100, None)])
+        assert store.count() == 0
+        store.insert([Document(content="coconut milk"), Document(content="rice and coconut")])  # empty again: first load
+        assert _postings_key(store) == created
+        _assert_sql_equals_python(store)
+    finally:
+        store.drop()
+        store.close()
+
+
 def test_concurrent_writers_keep_the_statistics_exact(pg_url):
     """Two processes' stores replacing overlapping sources at once: no deadlock, exact counts."""
     table = f"t_race_{uuid.uuid4().hex[:8]}"

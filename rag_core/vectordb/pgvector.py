@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from contextlib import nullcontext
 from typing import Any, Literal
 
 from rag_core._optional import require
@@ -308,7 +309,8 @@ class PgVector(VectorDb):
                 # before any row is written: two first loads take turns (the second finds the
                 # index), and the lock is never awaited while holding rows another writer waits on
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
-            self._bm25.lock_writers(conn)
+            # into an empty table the BM25 postings' key, too, is built after the rows (first_load)
+            first_load = self._bm25.lock_writers(conn) == 0
             if replace_name is not None:
                 conn.execute(sql.SQL("DELETE FROM {} WHERE name = %s").format(self._table), (replace_name,))
             conn.execute(
@@ -326,11 +328,12 @@ class PgVector(VectorDb):
                             d.id, d.name, d.content, Jsonb(d.meta_data),
                             _float32(d.embedding) if d.embedding is not None else None,
                         ))
-            inserted = conn.execute(
-                sql.SQL("INSERT INTO {} (id, name, content, meta_data, embedding) "
-                        "SELECT id, name, content, meta_data, embedding FROM rag_core_staging {}").format(
-                    self._table, conflict)
-            ).rowcount
+            with self._bm25.first_load(conn) if first_load else nullcontext():
+                inserted = conn.execute(
+                    sql.SQL("INSERT INTO {} (id, name, content, meta_data, embedding) "
+                            "SELECT id, name, content, meta_data, embedding FROM rag_core_staging {}").format(
+                        self._table, conflict)
+                ).rowcount
             if missing:
                 conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # an HNSW build in memory
                 for statement in missing.values():
