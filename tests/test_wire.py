@@ -215,3 +215,16 @@ def test_a_pattern_that_is_not_a_regular_expression_is_a_case_error():
 
     with pytest.raises(ValidationError, match="(?s)pattern.*not a regular expression: missing \\)"):
         IgnoreRule(path="system_prompt", pattern="(<reasoning>")
+
+
+def test_a_path_is_shown_relative_to_the_working_directory_of_the_moment(tmp_path, monkeypatch):
+    from rag_core.evals.harness.paths import shown
+
+    case = tmp_path / "fixtures" / "goldens" / "a.yaml"
+    monkeypatch.chdir(tmp_path)
+    assert shown(case) == "fixtures/goldens/a.yaml"
+    monkeypatch.chdir(tmp_path.parent)
+    assert shown(case) == f"{tmp_path.name}/fixtures/goldens/a.yaml"  # not what the first call found
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert shown(case) == str(case)  # outside the working directory: absolute
