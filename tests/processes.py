@@ -6,6 +6,11 @@ libraries: started as ``python -c``, each writer spent most of its life importin
 once per test process with nothing running, so a writer's fork copies no test's state, open
 connection or lock. A writer looks like a ``subprocess.Popen``: its stdin, stdout and stderr are
 pipes, it can be signalled, waited for and communicated with, and a killed one reports -9.
+
+Two differences from ``python -c``, neither of which a writer here depends on: a writer has the
+environment the forkserver started with (the first spawn's ``os.environ``), and multiprocessing
+re-imports the test process's main script in it when that is a file (pytest's console script,
+harmless; ``python -m pytest`` and xdist workers have none).
 """
 
 from __future__ import annotations
