@@ -105,13 +105,17 @@ class Writer:
         for reader in readers:
             reader.start()
         deadline = None if timeout is None else time.monotonic() + timeout
+
+        def remaining() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
         for reader in readers:
-            reader.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            reader.join(remaining())
         if any(reader.is_alive() for reader in readers):
             self.kill()
             self.wait()
             raise subprocess.TimeoutExpired(f"writer {self.pid}", timeout or 0)
-        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        self.wait(remaining())
         return read["out"], read["err"]
 
     def _close(self) -> None:

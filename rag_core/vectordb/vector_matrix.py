@@ -161,4 +161,3 @@ class VectorMatrix:
         scores = normalized_rows(self._rows[candidates]) @ unit_query  # cosine_scores, the query made once
         ids = self.ids
         return top_ranked([ids[n] for n in candidates.tolist()], scores, depth, SIMILARITY_PRECISION)
-
