@@ -72,8 +72,8 @@ def test_a_failed_first_recording_leaves_no_cassette_and_the_next_once_records(p
     project.runpytest("evals", "-k", "with_tool", "--record-mode=once", "--emulator").assert_outcomes(passed=1, deselected=1)
 
 
-def test_a_hanging_provider_fails_the_recording_after_the_timeout_naming_the_request(tmp_path):
-    """A server that accepts the connection and never answers, in place of the emulator."""
+def test_a_hanging_provider_fails_the_recording_after_the_timeout_naming_the_request(tmp_path, monkeypatch):
+    """A live recording against an endpoint that accepts the connection and never answers."""
     import socket
     import threading
 
@@ -84,24 +84,19 @@ def test_a_hanging_provider_fails_the_recording_after_the_timeout_naming_the_req
     listener = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []
     threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
-
-    class Hanging:
-        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
-
-        def load(self, turns, seed):
-            return None
-
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-test")
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
     (tmp_path / "goldens").mkdir()
-    (tmp_path / "goldens" / "slow.yaml").write_text("id: slow\ninput: hi\nemulate: [{text: hello}]\n")
+    (tmp_path / "goldens" / "slow.yaml").write_text(f"id: slow\ninput: hi\nmodel: {{options: {{base_url: '{url}'}}}}\n")
     [case] = parse_case_file(tmp_path / "goldens" / "slow.yaml")
     settings = Settings(cassettes_dir=tmp_path / "cassettes", fixtures_dir=tmp_path, record_mode="once",
-                        emulator=Hanging(), record_timeout=1.0)
+                        record_timeout=1.0)
     started = time.monotonic()
     with pytest.raises(RecordingFailed) as failure:
         run_case(case, settings)
     assert time.monotonic() - started < 30
     message = str(failure.value)
-    assert "request #1 of the case (POST http://127.0.0.1:" in message and "/v1/responses) got no answer within 1 s" in message
+    assert f"request #1 of the case (POST {url}/responses) got no answer within 1 s" in message
     assert not (tmp_path / "cassettes").exists() or not list((tmp_path / "cassettes").iterdir())
     assert not (tmp_path / "goldens" / "slow.golden.yaml").exists()
     listener.close()
@@ -337,24 +332,25 @@ def test_readme_steps_1_2_and_4_end_green_recording_only_the_selected_case(pytes
 def test_the_replay_guard_refuses_everything_that_leaves_the_machine(attempt):
     import socket
 
-    from rag_core.evals.harness.errors import HarnessError
-    from rag_core.evals.harness.recorder import network_blocked
+    from rag_core.evals.harness.network import NetworkBlockedError, network_blocked
 
-    with network_blocked(), pytest.raises(HarnessError, match="network access blocked during replay"):
+    with network_blocked() as attempts, pytest.raises(NetworkBlockedError, match="network access blocked during the case"):
         attempt(socket)
+    assert len(attempts) == 1
 
 
 def test_the_replay_guard_lets_loopback_through():
     import socket
 
-    from rag_core.evals.harness.recorder import network_blocked
+    from rag_core.evals.harness.network import network_blocked
 
-    with network_blocked():
+    with network_blocked() as attempts:
         server = socket.create_server(("127.0.0.1", 0))
         socket.create_connection(server.getsockname(), timeout=2).close()
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", server.getsockname()[1]))
         assert socket.getaddrinfo("localhost", 80)
         server.close()
+    assert attempts == []
 
 
 def test_a_golden_that_no_longer_matches_prints_an_update_command_that_works(project):

@@ -1,63 +1,45 @@
-"""The providers' environment variables while a case runs: factories written like user programs
-(no base_url, no api_key) reach the emulator when recording and replay from the cassette."""
+"""The environment a case's subject runs in: the user's own, the same in every mode; only missing
+keys (dummies) and the frameworks' side-effect switches are added, and only where unset."""
 
 from __future__ import annotations
 
 import os
 
-from rag_core.evals.harness.provider_env import DUMMY_KEY, planned, provider_environment
+from rag_core.evals.harness.provider_env import DUMMY_KEY, QUIET, planned, provider_environment
 
-EMULATOR = "http://127.0.0.1:5999"
-
-
-def test_recording_against_the_emulator_points_every_sdk_at_it_with_dummy_keys():
-    changes = planned(EMULATOR, recording=True, environ={"OPENAI_API_KEY": "sk-real", "GOOGLE_API_KEY": "real"})
-    assert changes["OPENAI_BASE_URL"] == EMULATOR + "/v1"
-    assert changes["CO_API_URL"] == EMULATOR and changes["GOOGLE_GEMINI_BASE_URL"] == EMULATOR
-    # a real key in the environment is replaced, never sent to the emulator
-    assert changes["OPENAI_API_KEY"] == DUMMY_KEY and changes["GOOGLE_API_KEY"] == DUMMY_KEY
-    assert changes["CO_API_KEY"] == DUMMY_KEY and "GEMINI_API_KEY" not in changes
+ENDPOINTS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "CO_API_URL", "GOOGLE_GEMINI_BASE_URL", "ANTHROPIC_BASE_URL",
+             "AZURE_OPENAI_ENDPOINT")
 
 
-def test_replay_uses_the_default_endpoints_and_fills_only_missing_keys():
-    changes = planned(None, recording=False, environ={"OPENAI_BASE_URL": "https://proxy.example/openai/v1",
-                                                      "COHERE_API_KEY": "co-real"})
-    assert changes == {"OPENAI_BASE_URL": None, "OPENAI_API_KEY": DUMMY_KEY, "GEMINI_API_KEY": DUMMY_KEY}
+def test_no_endpoint_is_ever_set_or_unset():
+    for environ in ({}, {"OPENAI_BASE_URL": "https://proxy.example/v1"}, {v: "https://x.example" for v in ENDPOINTS}):
+        assert not set(planned(environ, "/scratch")) & set(ENDPOINTS)
 
 
-def test_live_recording_leaves_the_environment_alone():
-    assert planned(None, recording=True, environ={"OPENAI_BASE_URL": "https://proxy.example/v1"}) == {}
+def test_a_key_the_user_has_is_kept_and_a_missing_one_gets_a_dummy():
+    changes = planned({"OPENAI_API_KEY": "sk-real", "GEMINI_API_KEY": "g-real", "COHERE_API_KEY": "co-real"}, "/s")
+    assert "OPENAI_API_KEY" not in changes and "GOOGLE_API_KEY" not in changes and "CO_API_KEY" not in changes
+    assert changes["ANTHROPIC_API_KEY"] == DUMMY_KEY and changes["AZURE_OPENAI_API_KEY"] == DUMMY_KEY
+    # google-genai and pydantic-ai both read GOOGLE_API_KEY first
+    assert planned({}, "/s")["GOOGLE_API_KEY"] == DUMMY_KEY and "GEMINI_API_KEY" not in planned({}, "/s")
 
 
-def test_the_environment_is_restored_after_the_case(monkeypatch):
+def test_framework_side_effects_are_switched_off_unless_the_user_chose():
+    changes = planned({}, "/scratch")
+    assert changes["OPENAI_AGENTS_DISABLE_TRACING"] == "1" and changes["HAYSTACK_TELEMETRY_ENABLED"] == "False"
+    assert changes["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert changes["DSPY_CACHEDIR"] == os.path.join("/scratch", "dspy-cache")  # never ~/.dspy_cache
+    chosen = {variable: "mine" for variable, _, _ in QUIET} | {"DSPY_CACHEDIR": "/mine"}
+    assert not set(planned(chosen, "/scratch")) & set(chosen)
+
+
+def test_the_environment_is_the_same_whatever_the_mode_and_restored_after(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "https://proxy.example/v1")
-    monkeypatch.delenv("CO_API_URL", raising=False)
-    with provider_environment(EMULATOR, recording=True):
-        assert os.environ["CO_API_URL"] == EMULATOR
-    assert os.environ["OPENAI_BASE_URL"] == "https://proxy.example/v1" and "CO_API_URL" not in os.environ
-
-
-def test_a_cohere_client_built_without_url_or_key_reaches_the_emulator():
-    from rag_core.embedder import CohereEmbedder
-    from rag_core.evals.emulator.server import EmulatorServer
-
-    server = EmulatorServer()
-    try:
-        server.load([], seed="env")
-        with provider_environment(server.url, recording=True):
-            vectors = CohereEmbedder(id="embed-v4.0", dimensions=8).get_embeddings(["som tam"], "query")
-        assert len(vectors) == 1 and len(vectors[0]) == 8
-    finally:
-        server.close()
-
-
-def test_cohere_clients_read_co_api_url_when_built_not_when_the_sdk_was_imported(monkeypatch):
-    import cohere  # noqa: F401 (imported first, with whatever CO_API_URL was then)
-
-    from rag_core.embedder.cohere import cohere_client
-
-    monkeypatch.setenv("CO_API_URL", "http://127.0.0.1:5998")
-    client = cohere_client("key", None, None, "test")
-    assert client._client_wrapper.get_base_url() == "http://127.0.0.1:5998"
-    monkeypatch.delenv("CO_API_URL")
-    assert cohere_client("key", None, None, "test")._client_wrapper.get_base_url() == "https://api.cohere.com"
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    before = dict(os.environ)
+    with provider_environment():
+        inside = dict(os.environ)
+    with provider_environment():
+        assert dict(os.environ) == inside  # no mode argument exists to make it differ
+    assert inside["OPENAI_BASE_URL"] == "https://proxy.example/v1" and inside["ANTHROPIC_API_KEY"] == DUMMY_KEY
+    assert dict(os.environ) == before

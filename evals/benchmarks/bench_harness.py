@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -51,7 +52,8 @@ def main() -> None:
 
     from rag_core.evals.harness.build import build_agent, build_model
 
-    model = build_model(sync.model, emulator_url=None, api_key="sk-bench")
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")  # the model reads its key where a program's does
+    model = build_model(sync.model)
     agent = build_agent(sync, model, settings.fixtures_dir)
     player = vcr.VCR(record_mode="none", match_on=["method", "path"])
     from rag_core.evals.harness import cassette_format

@@ -1,7 +1,12 @@
 """ScriptedProvider: answers provider requests from a script, in the provider's wire format.
 
-The same object backs the loopback HTTP emulator and an in-process ``httpx2`` transport
+The same object answers in-process while the harness records against the emulator (the
+cassette hands it every request the program sends), backs the loopback HTTP emulator
+(``rag-core emulator serve``), and an in-process ``httpx2`` transport
 (``ScriptedProvider.transport()``), which unit tests hand to the SDK as ``http_client``.
+
+The script follows the conversation, not the count of requests: a request identical to one
+already answered successfully (an SDK's retry) gets the same answer again and uses up no turn.
 """
 
 from __future__ import annotations
@@ -22,10 +27,6 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class ScriptExhausted(AssertionError):
-    """The agent made more provider calls than the script has turns."""
-
-
 class ScriptedProvider:
     def __init__(self, turns: Sequence[ScriptedTurn | ScriptedError | dict[str, Any]], seed: str = "emulator",
                  *, then: ScriptedTurn | None = None) -> None:
@@ -37,9 +38,23 @@ class ScriptedProvider:
         self.ids = DeterministicIds(seed)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        # successful answers by (path, request): a retried request gets its answer again
+        self.answered: dict[tuple[str, str], Reply] = {}
+        self.repeated = 0  # requests answered again that way
 
-    def reply(self, method: str, path: str, body: bytes) -> Reply:
-        request = json.loads(body or b"{}")
+    @property
+    def unused(self) -> int:
+        """Scripted turns no request used up."""
+        return max(0, len(self.turns) - len(self.requests))
+
+    def reply(self, method: str, path: str, body: bytes | str | None) -> Reply:
+        try:
+            request = json.loads(body or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, f"{method} {path}: the body is not JSON", "invalid_request_error")
+        if not isinstance(request, dict):
+            return _error(400, f"{method} {path}: the body is {type(request).__name__} JSON, not an object",
+                          "invalid_request_error")
         # embeddings and reranking are answered deterministically and do not use up the script
         if path.endswith("/embeddings"):
             return self._json(openai_embeddings.embeddings_json(request))
@@ -50,6 +65,17 @@ class ScriptedProvider:
                 return self._json(cohere_api.rerank_json(request, self.ids, version))
         if path.endswith(":batchEmbedContents"):
             return self._json(gemini.batch_embed_json(request))
+        key = (path, json.dumps(request, sort_keys=True, ensure_ascii=False))
+        if key in self.answered:
+            self.repeated += 1
+            return self.answered[key]
+        reply = self._scripted(method, path, request)
+        if reply.status < 400:
+            self.answered[key] = reply
+        return reply
+
+    def _scripted(self, method: str, path: str, request: dict[str, Any]) -> Reply:
+        """The next scripted turn, in the wire format of the API ``path`` names."""
         self.requests.append(request)
         self.paths.append(path)
         index = len(self.requests) - 1
@@ -58,10 +84,10 @@ class ScriptedProvider:
         elif self.then is not None:
             turn = self.then
         else:
+            # answered like a provider's server error, visibly; the harness then refuses the recording
             self.overrun = self.overrun or f"request #{index + 1}, to {path}"
-            raise ScriptExhausted(
-                f"request #{index + 1} to {path} but the script has only {len(self.turns)} turn(s)"
-            )
+            return _error(500, f"emulator: request #{index + 1} to {path} but the script has only {len(self.turns)} "
+                               "turn(s)", "emulator_error")
         request_id = self.ids.next("req", 32)
         headers = {"x-request-id": request_id}
         if isinstance(turn, ScriptedError):
@@ -123,6 +149,10 @@ class ScriptedProvider:
                 return transport.handle_request(request)
 
         return httpx2.AsyncClient(transport=_Async())
+
+
+def _error(status: int, message: str, kind: str) -> Reply:
+    return Reply(status, "application/json", json.dumps({"error": {"message": message, "type": kind}}).encode())
 
 
 def _coerce(turn: ScriptedTurn | ScriptedError | dict[str, Any]) -> ScriptedTurn | ScriptedError:

@@ -1,7 +1,8 @@
 """The provider emulator as an HTTP server on 127.0.0.1, for recording cassettes without keys.
 
-One server per test process; each case loads its own script before it runs. Models and
-embedders point their ``base_url`` at ``EmulatorServer.url`` while recording.
+For recording by hand (``rag-core emulator serve``) and for tests that point an SDK at it. The
+harness itself does not use it: while it records against the emulator, the cassette hands each
+request to a ``ScriptedProvider`` in-process, so programs keep their own endpoints.
 """
 
 from __future__ import annotations
@@ -24,13 +25,8 @@ class _Handler(BaseHTTPRequestHandler):
         if provider is None:
             reply_status, content_type, payload, headers = 503, "application/json", b'{"error": {"message": "no script loaded"}}', {}
         else:
-            try:
-                reply = provider.reply("POST", self.path.split("?")[0], body)  # the query (alt=sse) is not needed
-                reply_status, content_type, payload, headers = reply.status, reply.content_type, reply.body, reply.headers
-            except AssertionError as exc:  # the script ran out: answer like a provider would, visibly
-                message = str(exc).replace('"', "'")
-                reply_status, content_type, payload, headers = 500, "application/json", (
-                    '{"error": {"message": "emulator: %s", "type": "emulator_error"}}' % message).encode(), {}
+            reply = provider.reply("POST", self.path.split("?")[0], body)  # the query (alt=sse) is not needed
+            reply_status, content_type, payload, headers = reply.status, reply.content_type, reply.body, reply.headers
         self.send_response(reply_status)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(payload)))

@@ -20,19 +20,17 @@ from rag_core.tools import ReasoningTools
 PROVIDER = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "gemini"}
 
 
-def build_model(spec: ModelSpec, *, emulator_url: str | None, api_key: str, timeout: float | None = None) -> Model:
-    """The case's model; while recording against the emulator, pointed at it. ``timeout`` bounds
-    each request while recording, so a hanging provider fails the recording instead of the run."""
+def build_model(spec: ModelSpec, *, timeout: float | None = None) -> Model:
+    """The case's model, with the endpoint and key its environment names (as in production: the
+    emulator answers in-process). ``timeout`` bounds each request while recording, so a hanging
+    provider fails the recording instead of the run."""
     options = dict(spec.options)
     if timeout is not None:
         options.setdefault("timeout", timeout)
-    if spec.api == "gemini":
-        base_url = emulator_url  # the SDK adds /v1beta itself
-    else:
-        base_url = f"{emulator_url}/v1" if emulator_url else None
+    if spec.api != "gemini":
         options.setdefault("max_retries", 0)
     try:
-        return adapter_class(spec.api)(id=spec.id, api_key=api_key, base_url=base_url, **options)
+        return adapter_class(spec.api)(id=spec.id, **options)
     except TypeError as exc:
         raise CaseFileError(f"model.options: {exc}") from None
 
@@ -75,6 +73,18 @@ def import_named(target: str, where: str) -> Any:
                             "on pytest's pythonpath)") from None
     except (ImportError, AttributeError) as exc:
         raise CaseFileError(f"{where}: cannot import {target!r} ({exc})") from None
+    except (Exception, SystemExit) as exc:  # the module's own code failed while it was imported
+        raise CaseFileError(f"{where}: importing {module_name!r} failed{_origin(exc)}: {type(exc).__name__}: {exc}") from None
+
+
+def _origin(exc: BaseException) -> str:
+    """Where in the user's code an import failed: the last traceback frame outside importlib."""
+    import traceback
+
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" at {shown(Path(exc.filename))}:{exc.lineno}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+    return f" at {shown(Path(frames[-1].filename))}:{frames[-1].lineno}" if frames else ""
 
 
 def build_agent(case: GoldenCase, model: Model, fixtures: Path) -> Agent:

@@ -42,8 +42,9 @@ def adapter_class(api: str) -> type:
     return {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat, "gemini": Gemini}[api]
 
 
-# adapter fields a case may not set through options: the harness sets them (or model.id does)
-_HARNESS_OWNED = {"id", "api_key", "base_url", "http_client", "async_http_client", "client"}
+# adapter fields a case may not set through options: model.id sets the id, keys come from the
+# environment (never from a file in the repository), and the HTTP clients are the SDK's own
+_HARNESS_OWNED = {"id", "api_key", "http_client", "async_http_client", "client"}
 
 
 class ModelSpec(_Strict):
@@ -267,6 +268,8 @@ class GoldenCase(_Strict):
     emulate_repeats: list[RepeatScript] = Field(
         default_factory=list, description="--live --emulator: the script of repeat 1, 2, … (cycled), replacing "
                                           "emulate / emulate_judge where given")
+    allow_unused_turns: bool = Field(False, description="let a recording leave emulate: turns unused (by default "
+                                     "it fails: a script longer than the run is usually a mistake)")
     min_pass_rate: float = Field(1.0, ge=0, le=1, description="--live --repeat N: the share of runs that must pass")
     normalize: list[NormalizeRule] = Field(default_factory=list)
     expect: Expect = Field(default_factory=Expect)

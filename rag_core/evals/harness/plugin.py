@@ -46,7 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--case", action="append", default=[], metavar="ID",
                     help="run only the golden case with this id (and its .sync/.stream variants); repeatable")
     group.addoption("--emulator", action="store_true", default=False,
-                    help="record against the built-in provider emulator on 127.0.0.1 instead of the live API")
+                    help="record against the built-in provider emulator (in-process, no key) instead of the live API")
     group.addoption("--record-timeout", type=float, default=60.0, metavar="SECONDS",
                     help="while recording, how long one provider request may take (default 60)")
     group.addoption("--strict-cassettes", action="store_true", default=None,
@@ -54,7 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--no-strict-cassettes", action="store_false", dest="strict_cassettes",
                     help="only report stale cassettes")
     group.addoption("--block-network", action="store_true", default=False,
-                    help="refuse non-loopback connections even while recording (always on during replay)")
+                    help="refuse non-loopback connections even while recording live (always on otherwise)")
     group.addoption("--golden-report", default=None, metavar="PATH",
                     help="write a markdown summary of the golden cases (for CI job summaries)")
     group.addoption("--prune-orphans", action="store_true", default=False,
@@ -197,15 +197,9 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         record_timeout=config.getoption("record_timeout"),
         live=config.getoption("live"),
         repeat=config.getoption("repeat"),
+        emulator=config.getoption("emulator"),
     )
-    if config.getoption("emulator"):
-        from rag_core.evals.emulator.server import EmulatorServer
-
-        settings.emulator = EmulatorServer()
-        yield settings
-        settings.emulator.close()
-    else:
-        yield settings
+    yield settings
 
 
 def _selector(node: pytest.Item) -> str:
@@ -249,7 +243,7 @@ class GoldenHarness:
         if result.failures:
             pytest.fail(f"{ref.case.id}: {len(result.failures)} check(s) failed\n\n" + "\n\n".join(result.failures),
                         pytrace=False)
-        for report in result.stale:
+        for report in result.stale + result.notes:
             self.node.warn(pytest.PytestWarning(report))
 
     def _check_live(self, case: GoldenCase) -> None:

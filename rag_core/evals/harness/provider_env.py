@@ -1,66 +1,89 @@
-"""The providers' own environment variables while a case builds and runs its agent.
+"""The environment a case's subject runs in: the user's own, the same in every mode.
 
-A factory builds clients the case's ``model:`` does not cover (a Cohere embedder and reranker,
-a Gemini embedder), written the way a user's program writes them: no ``base_url``, no
-``api_key``. Each SDK reads its endpoint and key from its usual variables, so the harness sets
-those for the length of the case:
+The harness never points a program at another endpoint: an SDK, or a framework over one,
+sends other bytes when its base URL changes (a cache key only for the provider's own host,
+usage in streams only without a custom endpoint, another transport altogether), so a golden
+recorded that way would not be what the program sends in production. Recording against the
+emulator, recording live and replaying all run the program with the endpoints its environment
+names; the emulator answers in-process, at the layer the cassette already intercepts
+(``recorder.py``).
 
-- recording against the emulator: every endpoint points at the emulator and every key is a
-  dummy (a real key in the environment never leaves for the emulator);
-- replaying: endpoints are the providers' defaults (cassettes match on method and path, and a
-  proxy prefix in the user's environment would change the path) and a missing key gets a dummy
-  (the SDKs refuse to build a client without one; vcrpy answers every call);
-- recording live: the user's environment as it is.
+Two kinds of variable are set, and only where the user's environment has none, in every mode
+alike (so a module-level client is built the same way whichever mode imported it first):
+
+- a dummy key per provider: SDKs refuse to build a client without one, and a replay or an
+  emulated recording never sends it anywhere;
+- the switches that keep frameworks from side effects a test run must not have: exporting traces
+  of the run (with a real key, when the shell has one), writing telemetry settings into the
+  home folder, answering from a disk cache instead of calling the provider, fetching a price
+  table from the network at import.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
+import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
-# the variable each SDK reads its endpoint from, and what follows the emulator's address
-ENDPOINTS = {"OPENAI_BASE_URL": "/v1", "CO_API_URL": "", "GOOGLE_GEMINI_BASE_URL": ""}
-# per provider, the key variables its SDK reads (the first is the one we set)
-KEYS = (("OPENAI_API_KEY",), ("CO_API_KEY", "COHERE_API_KEY"), ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+# per provider, the key variables its SDKs read (the first is the one set when none is)
+KEYS = (
+    ("OPENAI_API_KEY",),
+    ("AZURE_OPENAI_API_KEY",),
+    ("CO_API_KEY", "COHERE_API_KEY"),
+    ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai and pydantic-ai both prefer GOOGLE_API_KEY
+    ("ANTHROPIC_API_KEY",),
+)
 DUMMY_KEY = "rag-core-replay-key"
 
+# framework switches (variable, value, why); the user's own setting wins
+QUIET = (
+    ("OPENAI_AGENTS_DISABLE_TRACING", "1", "the OpenAI Agents SDK exports a trace of every run to the provider"),
+    ("HAYSTACK_TELEMETRY_ENABLED", "False", "Haystack sends telemetry and writes its settings under ~/.haystack"),
+    ("LITELLM_LOCAL_MODEL_COST_MAP", "True", "LiteLLM fetches its price table from the network at import (and "
+     "swaps it in from a background thread when a retry succeeds)"),
+    ("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True", "LiteLLM fetches Anthropic's beta headers during a call"),
+    ("ANONYMIZED_TELEMETRY", "False", "Chroma sends product telemetry"),
+)
 
-def planned(emulator_url: str | None, recording: bool, environ: dict[str, str]) -> dict[str, str | None]:
-    """The variables to change (``None``: unset) for a case; a pure function of its inputs."""
-    if recording and emulator_url is None:
-        return {}
-    changes: dict[str, str | None] = {}
-    for variable, suffix in ENDPOINTS.items():
-        if emulator_url is not None:
-            changes[variable] = emulator_url + suffix
-        elif variable in environ:
-            changes[variable] = None
+
+# DSPy answers a request it has seen from its disk cache (~/.dspy_cache) and sends nothing: a
+# replay would then pin no traffic. Its cache goes to a folder of this process's own instead.
+DSPY_CACHE = "DSPY_CACHEDIR"
+
+
+def planned(environ: dict[str, str], scratch: str) -> dict[str, str]:
+    """The variables to set for a case (none is ever unset or replaced), ``scratch`` a folder of
+    this process's own; a pure function."""
+    changes: dict[str, str] = {}
+    if DSPY_CACHE not in environ:
+        changes[DSPY_CACHE] = os.path.join(scratch, "dspy-cache")
     for group in KEYS:
-        present = [v for v in group if environ.get(v)]
-        if emulator_url is not None:
-            for variable in present or group[:1]:
-                changes[variable] = DUMMY_KEY
-        elif not present:
+        if not any(environ.get(variable) for variable in group):
             changes[group[0]] = DUMMY_KEY
+    for variable, value, _ in QUIET:
+        if variable not in environ:
+            changes[variable] = value
     return changes
 
 
+@functools.cache
+def _scratch() -> str:
+    folder = tempfile.mkdtemp(prefix="rag-core-case-env-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 @contextmanager
-def provider_environment(emulator_url: str | None, recording: bool) -> Iterator[None]:
-    changes = planned(emulator_url, recording, dict(os.environ))
-    saved = {variable: os.environ.get(variable) for variable in changes}
+def provider_environment() -> Iterator[None]:
+    """The case's environment for as long as it runs; afterwards what was there before."""
+    changes = planned(dict(os.environ), _scratch())
     try:
-        for variable, value in changes.items():
-            _set(variable, value)
+        os.environ.update(changes)
         yield
     finally:
-        for variable, value in saved.items():
-            _set(variable, value)
-
-
-def _set(variable: str, value: str | None) -> None:
-    if value is None:
-        os.environ.pop(variable, None)
-    else:
-        os.environ[variable] = value
+        for variable in changes:
+            os.environ.pop(variable, None)

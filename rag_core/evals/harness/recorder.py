@@ -5,6 +5,13 @@ separately, so a run whose requests changed still completes and is reported *sta
 (with the body diff) instead of dying on the first request. When recording new episodes,
 bodies must match too, so changed requests get recorded.
 
+Recording against the emulator happens at the same layer: the program sends its requests to
+the endpoints it always uses (``https://api.openai.com/...``), vcrpy intercepts them as it does
+on replay, and a ``ScriptedProvider`` answers each one in-process; the answer is recorded as a
+live one would be. So the cassette and golden hold what the program sends in production, and
+replay runs the very same program. Requests to loopback (a local database or search server) are
+left to that server.
+
 Recording never touches the committed cassette: vcrpy records into a staging file beside it
 (a copy of the cassette when the mode keeps old interactions), and only ``commit()`` (called
 when the whole case succeeded) renames the staging file over the cassette. Any failure, a
@@ -13,11 +20,10 @@ credential refusal, a provider error, a crash, leaves the cassette as it was.
 
 from __future__ import annotations
 
-import ipaddress
+import http
 import json
 import os
 import shutil
-import socket
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -29,15 +35,15 @@ from rag_core.evals.credentials import detector
 from rag_core.evals.harness import cassette_format
 from rag_core.evals.harness.errors import HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
-from rag_core.evals.harness.provider_env import DUMMY_KEY
+from rag_core.evals.harness.network import is_loopback
 from rag_core.evals.harness.wire import Exchange
+from rag_core.evals.emulator.provider import Reply, ScriptedProvider
 from rag_core.evals.harness.paths import shown
 
 
 KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-version", "x-debug-trace-id"}
-DEFAULT_HOSTS = {"/v1/": "https://api.openai.com", "/v1beta/": "https://generativelanguage.googleapis.com",
-                 "/v2/": "https://api.cohere.com"}
-KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+KEY_VARIABLES = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
+EMULATOR_TARGET = "rag-core provider emulator"  # recorded_with.target of a cassette the emulator answered
 # marks the recorded requests made while ``CaseRecorder.label`` is set (a judge's: its metric)
 LABEL_HEADER = "rag-core-judge"
 
@@ -58,6 +64,33 @@ def _exchange(request: Any, response: dict[str, Any]) -> Exchange:
         body = body.decode("utf-8", "replace")
     return Exchange(request.method, request.path, _json(request.body), int(response["status"]["code"]),
                     body if stream else _json(body))
+
+
+def _vcr_response(reply: Reply) -> dict[str, Any]:
+    """An emulator reply as vcrpy hands a response to the client stubs it patches."""
+    headers = {"content-type": [reply.content_type], "content-length": [str(len(reply.body))]}
+    headers.update({name: [value] for name, value in reply.headers.items()})
+    return {"status": {"code": reply.status, "message": http.HTTPStatus(reply.status).phrase},
+            "headers": headers, "body": {"string": reply.body}}
+
+
+def _answer_in_process(cassette: Any, emulator: ScriptedProvider) -> None:
+    """Let the emulator answer every request the cassette cannot play, as vcrpy would play a
+    recorded one, and record the answer (through the cassette's own filters and scrubbing)."""
+    can_play, play = cassette.can_play_response_for, cassette.play_response
+
+    def answers(request: Any) -> bool:
+        return bool(can_play(request)) or not is_loopback(request.host)
+
+    def answer(request: Any) -> Any:
+        if can_play(request):  # new_episodes: an interaction the cassette already holds
+            return play(request)
+        response = _vcr_response(emulator.reply(request.method, request.path, request.body))
+        cassette.append(request, response)
+        return response
+
+    cassette.can_play_response_for = answers
+    cassette.play_response = answer
 
 
 def _clean_response(response: dict[str, Any]) -> dict[str, Any]:
@@ -107,12 +140,11 @@ class _AtomicPersister:
 
 
 class CaseRecorder:
-    def __init__(self, cassette_path: Path, mode: str, emulator_url: str | None, script_digest: str | None = None) -> None:
+    def __init__(self, cassette_path: Path, mode: str, script_digest: str | None = None) -> None:
         if mode not in RECORD_MODES:
             raise HarnessError(f"--record-mode must be one of {', '.join(RECORD_MODES)}, got {mode!r}")
         self.path = cassette_path
         self.mode = mode
-        self.emulator_url = emulator_url
         self.script_digest = script_digest  # of the case's emulate: list, kept in the cassette
         self.staging = cassette_path.with_name(f".{cassette_path.name}.recording")
         self.label: str | None = None  # set while a judge runs: its recorded requests are marked
@@ -126,10 +158,6 @@ class CaseRecorder:
         return self.mode == "new_episodes"
 
     def _before_record_request(self, request: Any) -> Any:
-        if self.emulator_url and request.uri.startswith(self.emulator_url):
-            path = request.uri[len(self.emulator_url):]
-            host = next((h for p, h in DEFAULT_HOSTS.items() if path.startswith(p)), "https://api.openai.com")
-            request.uri = host + path
         scrubber = detector()
         request.uri = scrubber.scrub_url(request.uri)
         for name in [n for n in request.headers if scrubber.scrub_header(n)]:
@@ -151,7 +179,9 @@ class CaseRecorder:
         self.staging.unlink(missing_ok=True)
 
     @contextmanager
-    def use(self, sdk_version: str) -> Iterator[Replay]:
+    def use(self, sdk_version: str, emulator: ScriptedProvider | None = None) -> Iterator[Replay]:
+        """The cassette around one subject's run: replayed, or recorded live, or (``emulator``
+        given and the mode records) recorded with the emulator answering in-process."""
         import vcr
 
         if self.path.exists():
@@ -183,9 +213,9 @@ class CaseRecorder:
                 if recording:
                     meta = cassette.get_metadata("recorded_with", {})
                     meta.clear()
-                    meta.update({"target": "rag-core provider emulator" if self.emulator_url else "live provider API",
+                    meta.update({"target": EMULATOR_TARGET if emulator is not None else "live provider API",
                                  "sdk": sdk_version, "date": date.today().isoformat()})
-                    if self.emulator_url and self.script_digest:
+                    if emulator is not None and self.script_digest:
                         meta["script"] = self.script_digest
                 original, original_append = cassette.play_response, cassette.append
 
@@ -206,6 +236,8 @@ class CaseRecorder:
                 # observe each replayed request (and what it was paired with) and each recorded one
                 cassette.play_response = play_response
                 cassette.append = append
+                if recording and emulator is not None:
+                    _answer_in_process(cassette, emulator)
                 try:
                     yield replay
                 finally:
@@ -229,77 +261,11 @@ class CaseRecorder:
             raise
 
 
-def is_loopback(host: Any) -> bool:
-    """An address on this machine: a loopback IP (127.0.0.0/8, ::1), ``localhost``, or a unix
-    socket path. A host name that merely starts with ``127.`` is a name like any other."""
-    if isinstance(host, bytes):
-        host = host.decode("ascii", "replace")
-    if not isinstance(host, str):
-        return False
-    if host.startswith("/") or host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
-
-
-def _host(address: Any) -> Any:
-    return address[0] if isinstance(address, tuple) else address
-
-
-@contextmanager
-def network_blocked() -> Iterator[None]:
-    """Refuse everything that would leave this machine (the emulator and a local database stay
-    reachable): connecting, sending datagrams, and resolving names that are not loopback."""
-    originals = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex", "sendto", "sendmsg")}
-    original_getaddrinfo = socket.getaddrinfo
-
-    def guard(sock: socket.socket, address: Any, what: str) -> None:
-        if address is not None and sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
-            raise HarnessError(f"network access blocked during replay: {what} {address!r}")
-
-    def connect(sock: socket.socket, address: Any) -> Any:
-        guard(sock, address, "connection to")
-        return originals["connect"](sock, address)
-
-    def connect_ex(sock: socket.socket, address: Any) -> Any:
-        guard(sock, address, "connection to")
-        return originals["connect_ex"](sock, address)
-
-    def sendto(sock: socket.socket, data: Any, *args: Any) -> Any:
-        guard(sock, args[-1], "datagram to")
-        return originals["sendto"](sock, data, *args)
-
-    def sendmsg(sock: socket.socket, buffers: Any, *args: Any) -> Any:
-        guard(sock, args[2] if len(args) >= 3 else None, "message to")
-        return originals["sendmsg"](sock, buffers, *args)
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if host is not None and not is_loopback(host):
-            raise HarnessError(f"network access blocked during replay: name resolution of {host!r}")
-        return original_getaddrinfo(host, *args, **kwargs)
-
-    for name, replacement in (("connect", connect), ("connect_ex", connect_ex), ("sendto", sendto), ("sendmsg", sendmsg)):
-        setattr(socket.socket, name, replacement)
-    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(socket.socket, name, original)
-        socket.getaddrinfo = original_getaddrinfo  # type: ignore[assignment]
-
-
-def api_key(provider: str, recording: bool, emulator: bool) -> str:
-    """The key models get: a real one only when recording live; a dummy otherwise (never saved)."""
-    if recording and not emulator:
-        variable = KEY_VARIABLES[provider]
-        key = os.environ.get(variable)
-        if not key:
-            raise HarnessError(
-                f"recording needs a provider: set {variable} to record against the live API, "
-                "or pass --emulator to record against the built-in emulator"
-            )
-        return key
-    return DUMMY_KEY
+def require_key(provider: str) -> None:
+    """Recording live needs the provider's key in the environment; say so before anything runs."""
+    variables = KEY_VARIABLES[provider]
+    if not any(os.environ.get(variable) for variable in variables):
+        raise HarnessError(
+            f"recording needs a provider: set {variables[0]} to record against the live API, "
+            "or pass --emulator to record against the built-in emulator"
+        )

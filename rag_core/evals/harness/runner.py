@@ -18,14 +18,16 @@ from rag_core.evals.harness import expectations
 from rag_core.evals.harness import hints
 from rag_core.evals.harness import judging
 from rag_core.evals.harness.case import GoldenCase, load_expect
-from rag_core.evals.harness.errors import RecordingFailed, UnrecordedRequestError
+from rag_core.evals.harness.errors import CaseFileError, RecordingFailed, UnrecordedRequestError
 from rag_core.evals.harness import wire
 from rag_core.evals.harness.differential import differences
 from rag_core.evals.harness.observe import agreement, normalize, observe, observe_target
-from rag_core.evals.harness.target import TargetContext, answer_text, load_target
+from rag_core.evals.harness.target import TargetContext, answer_text, load_target, settle, takes_context
 from rag_core.evals.harness.provider_env import provider_environment
-from rag_core.evals.harness.recorder import CaseRecorder, api_key, network_blocked
+from rag_core.evals.harness.recorder import EMULATOR_TARGET, CaseRecorder, require_key
+from rag_core.evals.harness.network import BlockedAttempt, network_blocked
 from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
+from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core.evals.harness.yaml_dump import dump
 
 
@@ -34,7 +36,7 @@ class Settings:
     cassettes_dir: Path
     fixtures_dir: Path
     record_mode: str = "none"
-    emulator: Any = None  # EmulatorServer while recording against the emulator
+    emulator: bool = False  # --emulator: recordings are answered by the in-process emulator
     strict_cassettes: bool = False
     block_network: bool = False
     update_goldens: bool = False
@@ -53,6 +55,7 @@ class CaseResult:
     recorded: bool = False
     tokens: int = 0
     wire: dict[str, Any] = field(default_factory=dict)  # the golden fields read from the case's traffic
+    notes: list[str] = field(default_factory=list)  # worth a warning, not a failure
 
 
 def _run_turns(agent: Any, case: GoldenCase, turn_starts: list[int], replay: Any) -> tuple[list[Any], BaseException | None]:
@@ -72,13 +75,18 @@ def _run_turns(agent: Any, case: GoldenCase, turn_starts: list[int], replay: Any
 
 
 def _run_target(target: Any, case: GoldenCase, context: TargetContext, turn_starts: list[int],
-                replay: Any) -> tuple[list[str | None], BaseException | None]:
+                replay: Any, where: str) -> tuple[list[str | None], BaseException | None]:
     answers = []
+    with_context = takes_context(target)
     for turn, text in enumerate(case.inputs):
         turn_starts.append(len(replay.exchanges))
         context.turn = turn
         try:
-            answers.append(answer_text(target(text, context)))
+            answers.append(answer_text(settle(target(text, context) if with_context else target(text))))
+        except CaseFileError as exc:
+            raise CaseFileError(f"{where}: {exc}") from None
+        except SystemExit as exc:  # a target that exits must not end the test session
+            raise CaseFileError(f"{where}: the target called sys.exit({exc.code!r}) on turn {turn + 1}") from None
         except Exception as exc:
             return answers, exc
     return answers, None
@@ -134,8 +142,11 @@ def script_digest(case: GoldenCase) -> str | None:
 
 
 def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | None, provider: Any,
-                       settings: Settings) -> str | None:
-    """Why a recording must not be kept, or None when it succeeded."""
+                       settings: Settings, blocked: list[BlockedAttempt], idle: str | None) -> str | None:
+    """Why a recording must not be kept, or None when it succeeded; ``idle`` names the subject when
+    it made no provider call."""
+    if blocked:
+        return blocked_message(blocked)
     if provider is not None and provider.overrun is not None:
         return (f"{comparing.shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
                 f"more model calls ({provider.overrun}); add the missing turns to emulate:")
@@ -152,7 +163,31 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
                 "error must say so under expect: error:")
     if error is not None and not expects_error:
         return f"the run failed: {type(error).__name__}: {error}"
+    if idle is not None and no_calls_message(case, idle):
+        return no_calls_message(case, idle)
+    if provider is not None and provider.unused and not case.allow_unused_turns:
+        used = len(provider.turns) - provider.unused
+        return (f"{comparing.shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the run asked for "
+                f"{used}: turns #{used + 1}–#{len(provider.turns)} were never used (remove them, or set "
+                "allow_unused_turns: true)")
     return None
+
+
+def blocked_message(blocked: list[BlockedAttempt]) -> str:
+    """Why a run that reached for the network is not trusted (it made calls no cassette holds)."""
+    listed = "; ".join(str(attempt) for attempt in blocked[:5]) + (f"; and {len(blocked) - 5} more" if len(blocked) > 5 else "")
+    return (f"it reached for the network, which is closed while a case runs: {listed}. Only the HTTP clients the "
+            "harness intercepts are recorded and replayed (httpx, httpx2, requests/urllib3, aiohttp, http.client, "
+            "boto3, tornado, httplib2); call the provider through one of them")
+
+
+def no_calls_message(case: GoldenCase, subject: str) -> str | None:
+    """A subject that made no provider call pinned nothing; a case says so when it means it."""
+    if (case.expect.usage or {}).get("max_rounds") == 0:
+        return None
+    return (f"{comparing.shown(case.source)}: {subject} made no provider call, so the case pins nothing (a coroutine "
+            "never awaited, a cached answer, a client the harness does not intercept?); if that is what it should "
+            "do, say so with expect: {usage: {max_rounds: 0}}")
 
 
 @dataclass
@@ -169,78 +204,89 @@ class Played:
     judge_error: BaseException | None = None
     seconds: float = 0.0  # the subject's turns, wall clock (judges not included)
     problem: str | None = None  # under --live: why the run would not have been kept as a recording
+    blocked: list[BlockedAttempt] = field(default_factory=list)  # network the subject reached for while it ran
+    blocked_at_import: list[BlockedAttempt] = field(default_factory=list)  # ... and while its module was imported
 
 
 def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, target_spec: str | None,
           field_name: str = "target", judged: bool = True) -> Played:
     """Record or replay one subject of a case (its rag_core agent, or the callable ``target_spec``
     names) in ``cassette``, then its judges (when ``judged``); raises when the cassette is missing
-    or does not fit, or when a recording failed (nothing is written then)."""
-    recorder = CaseRecorder(cassette, settings.record_mode, settings.emulator.url if settings.emulator else None,
-                            script_digest(case))
+    or does not fit, or when a recording failed (nothing is written then).
+
+    The subject runs in the same environment in every mode (``provider_env``), behind the network
+    guard from its import on (except while recording live), and sends its requests where it
+    always does: the cassette replays them, or the emulator answers them in-process, or (live)
+    the provider does."""
+    recorder = CaseRecorder(cassette, settings.record_mode, script_digest(case))
     recording = recorder.will_record
-    emulated = bool(case.emulate) or settings.emulator is not None
+    emulated = bool(case.emulate) or settings.emulator
     if not recording and not recorder.path.exists():
         raise UnrecordedRequestError(
             f"{case.id}: no cassette {comparing.shown(recorder.path)} yet. Record it: "
             f"{hints.record(selector, emulated)}{hints.live_note(emulated)}"
         )
     provider = None
-    if recording and settings.emulator is not None:
+    if recording and settings.emulator:
         # seeded by the case: a compared subject gets the same ids as the case's own
         script = list(case.emulate) + (judging.emulated_turns(case) if judged else [])
-        provider = settings.emulator.load(script, seed=case.id)
-    emulator_url = settings.emulator.url if recording and settings.emulator else None
-    if target_spec is not None:
-        target = load_target(target_spec, f"{comparing.shown(case.source)}: {field_name}")
-    else:
-        key = api_key(PROVIDER[case.model.api], recording, settings.emulator is not None)
-        model = build_model(case.model, emulator_url=emulator_url, api_key=key,
-                            timeout=settings.record_timeout if recording else None)
-    guard = network_blocked() if (settings.block_network or not recording) else nullcontext()
-    environment = provider_environment(emulator_url, recording)
+        provider = ScriptedProvider(script, seed=case.id)
+    live = recording and provider is None
+    where = f"{comparing.shown(case.source)}: {field_name}"
+    guard = network_blocked(case.id) if (settings.block_network or not live) else nullcontext([])
     turn_starts: list[int] = []
     sdk = _sdk_version(None if target_spec is not None else PROVIDER[case.model.api])
-    with guard, environment, recorder.use(sdk) as replay:
-        started = time.perf_counter()
+    if live:  # before the case's environment fills missing keys with dummies
+        models = ([case.model] if target_spec is None else []) + (
+            [judging.judge_model(spec, case) for spec in case.expect.judge or []] if judged else [])
+        for spec in models:
+            require_key(PROVIDER[spec.api])
+    with guard as blocked, provider_environment():
         if target_spec is not None:
-            context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
-                                    emulated=emulator_url is not None or (not recording and replay.recorded_with.get(
-                                        "target") == "rag-core provider emulator"),
-                                    fixtures=settings.fixtures_dir)
-            produced, error = _run_target(target, case, context, turn_starts, replay)
+            target = load_target(target_spec, where)  # imported in the case's environment, behind the guard
         else:
-            # built inside the cassette: a factory may call providers too (embedding a corpus)
-            agent = build_agent(case, model, settings.fixtures_dir)
-            outputs, error = _run_turns(agent, case, turn_starts, replay)
-            produced = (agent, outputs)
-        seconds = time.perf_counter() - started
-        judge_start, judgements, judge_error = len(replay.exchanges), [], None
-        if judged and case.expect.judge and error is None:
+            model = build_model(case.model, timeout=settings.record_timeout if recording else None)
+        at_import, blocked[:] = list(blocked), []
+        with recorder.use(sdk, provider) as replay:
+            started = time.perf_counter()
             if target_spec is not None:
-                answer, context = judging.target_inputs(produced, wire.observe(replay.exchanges, turn_starts))
+                context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
+                                        emulated=provider is not None or (
+                                            not recording and replay.recorded_with.get("target") == EMULATOR_TARGET),
+                                        fixtures=settings.fixtures_dir)
+                produced, error = _run_target(target, case, context, turn_starts, replay, where)
             else:
-                answer, context = judging.agent_inputs(outputs)
+                # built inside the cassette: a factory may call providers too (embedding a corpus)
+                agent = build_agent(case, model, settings.fixtures_dir)
+                outputs, error = _run_turns(agent, case, turn_starts, replay)
+                produced = (agent, outputs)
+            seconds = time.perf_counter() - started
+            judge_start, judgements, judge_error = len(replay.exchanges), [], None
+            if judged and case.expect.judge and error is None:
+                if target_spec is not None:
+                    answer, context = judging.target_inputs(produced, wire.observe(replay.exchanges, turn_starts))
+                else:
+                    answer, context = judging.agent_inputs(outputs)
 
-            def judge_model(spec: Any) -> Any:
-                key = api_key(PROVIDER[spec.api], recording, settings.emulator is not None)
-                return build_model(spec, emulator_url=emulator_url, api_key=key,
-                                   timeout=settings.record_timeout if recording else None)
+                def judge_model(spec: Any) -> Any:
+                    return build_model(spec, timeout=settings.record_timeout if recording else None)
 
-            judgements, judge_error = judging.run_judges(case, answer, context, recorder, judge_model)
+                judgements, judge_error = judging.run_judges(case, answer, context, recorder, judge_model)
+        during_run = list(blocked)
     from vcr.errors import CannotOverwriteExistingCassetteException
 
     missing = _in_chain(error or judge_error, (CannotOverwriteExistingCassetteException,))
     if missing is not None:
         request = getattr(missing, "failed_request", None)
         what = f"{request.method} {request.path}" if request is not None else "a request"
-        emulated = emulated or replay.recorded_with.get("target") == "rag-core provider emulator"
+        emulated = emulated or replay.recorded_with.get("target") == EMULATOR_TARGET
         raise UnrecordedRequestError(
             f"{case.id}: {target_spec or 'the agent'} sent {what} (request #{len(replay.pairs) + 1}), which "
             f"{comparing.shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
             f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
-    problem = _recording_problem(case, replay, error or judge_error, provider, settings) if recording else None
+    problem = (_recording_problem(case, replay, error or judge_error, provider, settings, during_run,
+                                  None if judge_start else target_spec or "the agent") if recording else None)
     if settings.live:
         recorder.discard()  # a live run keeps nothing
     elif problem is not None:
@@ -250,7 +296,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             f"{comparing.shown(case.golden_path)} are as they were): {problem}"
         )
     return Played(recorder, replay, turn_starts, produced, error, judge_start, judgements, judge_error, seconds,
-                  problem)
+                  problem, during_run, at_import)
 
 
 def _evaluate(case: GoldenCase, played: Played, other: Played | None) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
@@ -304,6 +350,18 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     observed, seen_on_wire, hand_checks = _evaluate(case, played, other)
     result.wire = seen_on_wire
     result.tokens = observed["usage"].get("total_tokens", 0)
+    for run, subject in ((played, case.target or "the agent"), (other, case.compare_with)):
+        if run is None:
+            continue
+        if run.blocked_at_import:
+            result.notes.append(f"{subject}: while its module was imported, the network guard refused "
+                                + "; ".join(map(str, run.blocked_at_import)) + " (the import went on without it)")
+        if not recording and run.blocked:
+            result.failures.append(f"{case.id}: {subject}: " + blocked_message(run.blocked))
+        if not recording and run.judge_start == 0:
+            problem = no_calls_message(case, subject or "the agent")
+            if problem:
+                result.failures.append(problem)
     if not recording:
         for run in [played] + ([other] if other is not None else []):
             result.stale += _stale(run.replay, run.recorder.path, case, selector)

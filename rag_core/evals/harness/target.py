@@ -2,13 +2,25 @@
 
 The harness cannot look inside such code, and does not need to: it records or replays the
 callable's provider traffic like a rag_core agent's, and every golden field is read from that
-traffic (``wire.py``). The callable gets the turn's input and a :class:`TargetContext`, and
-returns the answer: a string, an object with a string ``content`` (Agno's and rag_core's run
-outputs), or None to let the last model response's text stand for it.
+traffic (``wire.py``). The callable is written as a program writes it: its clients built the
+way its framework's docs build them (at import or per call), with the endpoints and keys the
+environment names. It takes the turn's input (and, if it has a second parameter, a
+:class:`TargetContext`) and is one of:
+
+- a function returning the answer;
+- an ``async def`` function (awaited on one event loop that lives as long as the process, so a
+  module-level async client works in every case);
+- a generator or async generator yielding the answer's text in pieces (a stream), joined.
+
+The answer is text (any ``str``, subclasses included), an object with a text ``content`` (Agno's
+and rag_core's run outputs), or None to let the last model response's text stand for it.
+Anything else is an error naming its type: a golden cannot hold an answer it cannot show.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,21 +29,19 @@ from typing import Any, Callable
 
 from rag_core.evals.harness.build import import_named
 from rag_core.evals.harness.errors import CaseFileError
-from rag_core.evals.harness.provider_env import DUMMY_KEY, ENDPOINTS, KEYS
+from rag_core.evals.harness.provider_env import KEYS
 
-# where each SDK sends requests when nothing overrides it (replay matches on these paths)
+# where each SDK sends requests when its environment names no other endpoint
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "cohere": "https://api.cohere.com",
                      "gemini": "https://generativelanguage.googleapis.com"}
-_ENDPOINT_OF = dict(zip(("openai", "cohere", "gemini"), ENDPOINTS))
-_KEYS_OF = dict(zip(("openai", "cohere", "gemini"), KEYS))
+_ENDPOINT_OF = {"openai": "OPENAI_BASE_URL", "cohere": "CO_API_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
+_KEYS_OF = {"openai": KEYS[0], "cohere": KEYS[2], "gemini": KEYS[3]}
 
 
 @dataclass
 class TargetContext:
-    """What a target may need besides its input. The provider SDKs' own environment variables
-    already point at the emulator (recording with ``--emulator``) or the defaults (replay), so
-    code that builds clients without arguments needs none of this; code that passes
-    ``base_url``/``api_key`` explicitly reads them here."""
+    """What a target may need besides its input; a target written as its framework's docs write
+    it needs none of it."""
 
     turn: int  # 0-based index of the turn being run
     turns: int
@@ -42,12 +52,14 @@ class TargetContext:
     state: dict[str, Any] = field(default_factory=dict)  # kept from one turn of the case to the next
 
     def base_url(self, provider: str) -> str:
-        """The endpoint for ``openai`` (with ``/v1``), ``gemini`` or ``cohere`` during this run."""
+        """The endpoint the environment names for ``openai`` (with ``/v1``), ``gemini`` or
+        ``cohere``, else the provider's default: the harness never changes it."""
         return os.environ.get(_ENDPOINT_OF[provider]) or DEFAULT_BASE_URLS[provider]
 
     def api_key(self, provider: str) -> str:
-        """The key for ``openai``, ``gemini`` or ``cohere`` during this run: a dummy unless recording live."""
-        return next((os.environ[v] for v in _KEYS_OF[provider] if os.environ.get(v)), DUMMY_KEY)
+        """The key the environment holds for ``openai``, ``gemini`` or ``cohere`` (a dummy one
+        while the case runs, when the environment has none)."""
+        return next(os.environ[v] for v in _KEYS_OF[provider] if os.environ.get(v))
 
 
 def load_target(spec: str, where: str) -> Callable[..., Any]:
@@ -57,9 +69,60 @@ def load_target(spec: str, where: str) -> Callable[..., Any]:
     return target
 
 
+def takes_context(target: Callable[..., Any]) -> bool:
+    """Whether the callable has room for a second positional argument (the context)."""
+    try:
+        parameters = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable without a signature: give it both
+        return True
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+_LOOP: asyncio.AbstractEventLoop | None = None
+
+
+def _event_loop() -> asyncio.AbstractEventLoop:
+    """The one loop async targets run on: a module-level async client binds itself to the loop
+    it first ran on, so a loop per case would break it in the next case."""
+    global _LOOP
+    if _LOOP is None or _LOOP.is_closed():
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP
+
+
+async def _collect(stream: Any) -> list[Any]:
+    return [piece async for piece in stream]
+
+
+def settle(returned: Any) -> Any:
+    """What a call of the target comes to: a coroutine awaited, a stream's pieces joined."""
+    if inspect.iscoroutine(returned):
+        returned = _event_loop().run_until_complete(returned)
+    if inspect.isasyncgen(returned):
+        return _joined(_event_loop().run_until_complete(_collect(returned)))
+    if inspect.isgenerator(returned):
+        return _joined(list(returned))
+    return returned
+
+
+def _joined(pieces: list[Any]) -> str:
+    for index, piece in enumerate(pieces):
+        if piece is not None and not isinstance(piece, str):
+            raise CaseFileError(f"the target's stream yielded a {type(piece).__name__} (piece #{index + 1}): a "
+                                "stream target yields the answer's text in pieces (str)")
+    return "".join(str(piece) for piece in pieces if piece is not None)
+
+
 def answer_text(returned: Any) -> str | None:
-    """The answer a target returned: a string, or an object's string ``content``."""
-    if returned is None or isinstance(returned, str):
-        return returned
+    """The answer a target returned, as plain text: a string (of any str subclass), or an
+    object's text ``content``; None when it returned none."""
+    if returned is None:
+        return None
+    if isinstance(returned, str):
+        return str(returned)
     content = getattr(returned, "content", None)
-    return content if isinstance(content, str) else None
+    if isinstance(content, str):
+        return str(content)
+    raise CaseFileError(f"the target returned a {type(returned).__name__}, not text: return a str, an object with a "
+                        "str content, or None (the last model response's text then stands for the answer)")

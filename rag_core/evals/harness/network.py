@@ -1,0 +1,209 @@
+"""The network guard: while a case runs, nothing leaves this machine (live recording apart).
+
+The HTTP clients vcrpy patches (httpx, httpx2, requests/urllib3, aiohttp, http.client, boto3,
+tornado, httplib2) never reach a socket during a case: the cassette or the in-process emulator
+answers them. Whatever does reach one is a client the harness cannot record: a library with its
+own transport, a gRPC channel, code run at the subject's import. The guard refuses those at the
+socket layer (connecting, sending datagrams, resolving names that are not loopback) and keeps
+each attempt, so the case fails naming the host and the client even when the library swallows the
+error and carries on. Loopback stays open: a local database or search service is part of the
+machine, not of the network.
+
+A thread the subject starts is guarded for its whole life, also after its case has ended: its
+late attempts are kept apart (``late_attempts``) for the session summary. The socket functions are
+patched once per process and stay patched; outside a case they pass every call through.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+import threading
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from rag_core.evals.harness.errors import HarnessError
+
+# frames of these packages are the harness and the test runner, not the code under test
+_HARNESS_PACKAGES = {"rag_core", "pytest", "_pytest", "pluggy", "xdist", "execnet", "vcr"}
+
+
+class NetworkBlockedError(HarnessError, ConnectionError):
+    """A connection the guard refused. A ConnectionError too, so a library that handles network
+    failures handles this one the way it would handle an unreachable host."""
+
+
+@dataclass(frozen=True)
+class BlockedAttempt:
+    what: str  # "connection to", "name resolution of", ...
+    address: str
+    client: str  # the library that opened the socket (its innermost frame outside the standard library)
+    caller: str  # the outermost code under test on the stack, for finding where the call came from
+    case: str | None = None  # the case whose guard was on, or whose thread this is
+
+    def __str__(self) -> str:
+        origin = f" (called from {self.caller})" if self.caller and self.caller != self.client else ""
+        return f"{self.what} {self.address} by {self.client}{origin}"
+
+
+def is_loopback(host: Any) -> bool:
+    """An address on this machine: a loopback IP (127.0.0.0/8, ::1), ``localhost``, or a unix
+    socket path. A host name that merely starts with ``127.`` is a name like any other."""
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    if host.startswith("/") or host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _package(frame: Any) -> str:
+    return str(frame.f_globals.get("__name__") or "?")
+
+
+def _who(skip_module: str) -> tuple[str, str]:
+    """(client, caller): the innermost module outside the standard library and this guard, and the
+    outermost module that is neither the harness nor the standard library."""
+    stdlib = sys.stdlib_module_names
+    client = caller = ""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = _package(frame)
+        top = name.split(".", 1)[0]
+        if name != skip_module and top not in stdlib and top != "__main__":
+            if not client:
+                client = name
+            if top not in _HARNESS_PACKAGES:
+                caller = name
+        frame = frame.f_back
+    return client or "the standard library's socket module", caller
+
+
+class _Guard:
+    """The process's one guard: the socket patches and who is being guarded."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.installed = False
+        self.scopes: list[tuple[str | None, list[BlockedAttempt]]] = []  # innermost last
+        self.threads: weakref.WeakKeyDictionary[threading.Thread, str | None] = weakref.WeakKeyDictionary()
+        self.late: list[BlockedAttempt] = []
+
+    def blocking(self) -> tuple[bool, str | None, list[BlockedAttempt] | None]:
+        """Whether the calling thread is guarded now, for which case, and where its attempts go."""
+        with self.lock:
+            if self.scopes:
+                case, attempts = self.scopes[-1]
+                return True, case, attempts
+            thread = threading.current_thread()
+            if thread in self.threads:
+                return True, self.threads[thread], self.late
+        return False, None, None
+
+    def refuse(self, what: str, address: Any) -> None:
+        blocking, case, attempts = self.blocking()
+        if not blocking:
+            return
+        client, caller = _who(__name__)
+        attempt = BlockedAttempt(what, _address(address), client, caller, case)
+        with self.lock:
+            assert attempts is not None
+            attempts.append(attempt)
+        raise NetworkBlockedError(f"network access blocked during the case: {attempt}")
+
+    def install(self) -> None:
+        with self.lock:
+            if self.installed:
+                return
+            self.installed = True
+        originals = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex", "sendto", "sendmsg")}
+        resolvers = {name: getattr(socket, name) for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex")}
+        original_start = threading.Thread.start
+        guard = self
+
+        def check(sock: socket.socket, address: Any, what: str) -> None:
+            if address is not None and sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
+                guard.refuse(what, address)
+
+        def connect(sock: socket.socket, address: Any) -> Any:
+            check(sock, address, "connection to")
+            return originals["connect"](sock, address)
+
+        def connect_ex(sock: socket.socket, address: Any) -> Any:
+            check(sock, address, "connection to")
+            return originals["connect_ex"](sock, address)
+
+        def sendto(sock: socket.socket, data: Any, *args: Any) -> Any:
+            check(sock, args[-1], "datagram to")
+            return originals["sendto"](sock, data, *args)
+
+        def sendmsg(sock: socket.socket, buffers: Any, *args: Any) -> Any:
+            check(sock, args[2] if len(args) >= 3 else None, "message to")
+            return originals["sendmsg"](sock, buffers, *args)
+
+        def resolver(name: str) -> Any:
+            original = resolvers[name]
+
+            def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
+                if host is not None and not is_loopback(host):
+                    guard.refuse("name resolution of", host)
+                return original(host, *args, **kwargs)
+
+            return resolve
+
+        def start(thread: threading.Thread) -> None:
+            blocking, case, _ = guard.blocking()
+            if blocking:
+                with guard.lock:
+                    guard.threads[thread] = case
+            original_start(thread)
+
+        for name, replacement in (("connect", connect), ("connect_ex", connect_ex), ("sendto", sendto),
+                                  ("sendmsg", sendmsg)):
+            setattr(socket.socket, name, replacement)
+        for name in resolvers:
+            setattr(socket, name, resolver(name))
+        threading.Thread.start = start  # type: ignore[method-assign]
+
+
+_GUARD = _Guard()
+
+
+def _host(address: Any) -> Any:
+    return address[0] if isinstance(address, tuple) else address
+
+
+def _address(address: Any) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address.decode("ascii", "replace") if isinstance(address, bytes) else address)
+
+
+@contextmanager
+def network_blocked(case: str | None = None) -> Iterator[list[BlockedAttempt]]:
+    """Refuse everything that would leave this machine until the block ends (and, for the threads
+    started inside it, for their whole life); yields the list the refused attempts are added to."""
+    _GUARD.install()
+    attempts: list[BlockedAttempt] = []
+    scope = (case, attempts)
+    with _GUARD.lock:
+        _GUARD.scopes.append(scope)
+    try:
+        yield attempts
+    finally:
+        with _GUARD.lock:  # by identity: two scopes may hold equal lists
+            del _GUARD.scopes[next(i for i, s in enumerate(_GUARD.scopes) if s is scope)]
+
+
+def late_attempts() -> list[BlockedAttempt]:
+    """Attempts refused in threads a case started, after that case had ended (taken, not copied)."""
+    with _GUARD.lock:
+        taken, _GUARD.late[:] = list(_GUARD.late), []
+    return taken

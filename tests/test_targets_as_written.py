@@ -1,0 +1,257 @@
+"""Meta-tests: agents pinned as their authors write them. The program runs in the same
+environment when it is recorded against the emulator and when it is replayed, sends what it
+sends in production, and cannot reach the network while a case runs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+import openai  # noqa: E402,F401  (imported before pytester's in-process runs; see test_harness.py)
+import vcr  # noqa: E402,F401
+
+from tests.golden_project import project  # noqa: E402,F401  (a fixture)
+
+AGENTS = '''
+import functools
+import os
+import socket
+
+from openai import AsyncOpenAI, AzureOpenAI, OpenAI
+
+
+class _Lazy:
+    """A client built on first use (test_module_level_clients... builds one at import instead)."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    @functools.cached_property
+    def built(self):
+        return self.kind(max_retries=0)
+
+    def __getattr__(self, name):
+        return getattr(self.built, name)
+
+
+client = _Lazy(OpenAI)
+async_client = _Lazy(AsyncOpenAI)
+
+
+def cache_keyed(question, context=None):
+    """Sends a field only to the provider's own host, as the OpenAI Agents SDK does."""
+    extra = {"prompt_cache_key": "recipes"} if str(client.base_url).startswith("https://api.openai.com") else {}
+    return client.responses.create(model="gpt-5.2", input=question, **extra).output_text
+
+
+async def awaited(question, context=None):
+    response = await async_client.responses.create(model="gpt-5.2", input=question)
+    return response.output_text
+
+
+async def streamed(question, context=None):
+    stream = await async_client.responses.create(model="gpt-5.2", input=question, stream=True)
+    async for event in stream:
+        if event.type == "response.output_text.delta":
+            yield event.delta
+
+
+def generated(question, context=None):
+    for event in client.responses.create(model="gpt-5.2", input=question, stream=True):
+        if event.type == "response.output_text.delta":
+            yield event.delta
+
+
+class Text(str):
+    """An answer type of the kind LangChain returns (AIMessage.text)."""
+
+
+def subclassed(question, context=None):
+    return Text(client.responses.create(model="gpt-5.2", input=question).output_text)
+
+
+def numeric(question, context=None):
+    client.responses.create(model="gpt-5.2", input=question)
+    return 42
+
+
+def retried(question, context=None):
+    first = client.responses.create(model="gpt-5.2", input=question)
+    again = client.responses.create(model="gpt-5.2", input=question)  # the same request again, as a retry sends it
+    assert again.output_text == first.output_text
+    return client.responses.create(model="gpt-5.2", input=question + " Thanks!").output_text
+
+
+def azure(question, context=None):
+    """A client that reads its own variables: the emulator answers it where it sends."""
+    azure_client = AzureOpenAI(api_version="2024-10-21", max_retries=0,
+                               azure_endpoint=os.environ.get("AZURE_OPENAI_ENDPOINT", "https://recipes.openai.azure.com"))
+    response = azure_client.chat.completions.create(model="recipes-gpt", messages=[{"role": "user", "content": question}])
+    return response.choices[0].message.content
+
+
+def own_socket(question, context=None):
+    """A transport the harness cannot intercept; the library swallows the error and carries on."""
+    try:
+        socket.create_connection(("telemetry.example.com", 443), timeout=2)
+    except OSError:
+        pass
+    return client.responses.create(model="gpt-5.2", input=question).output_text
+
+
+def idle(question, context=None):
+    return "No call needed."
+'''
+
+NOISY_IMPORT = '''
+import urllib.request
+
+try:  # a price table fetched at import, as LiteLLM does; a failure is swallowed
+    urllib.request.urlopen("https://prices.example.com/table.json", timeout=2)
+except Exception:
+    pass
+
+from openai import OpenAI
+
+# built at import, as SDK and framework docs write it: it needs a key in the environment then
+client = OpenAI(max_retries=0)
+
+
+def agent(question, context=None):
+    return client.responses.create(model="gpt-5.2", input=question).output_text
+'''
+
+CASE = """
+id: {id}
+target: {target}
+{inputs}
+emulate:
+{script}
+"""
+
+
+def _case(project, case_id, target, script=("text: Soak the noodles.",), turns=("How do I make pad thai?",),
+          extra=""):
+    inputs = f"input: {turns[0]}" if len(turns) == 1 else "turns:\n" + "".join(f"  - {t}\n" for t in turns)
+    lines = "\n".join(f"  - {{{turn}}}" for turn in script)
+    text = CASE.format(id=case_id, target=target, inputs=inputs, script=lines) + textwrap.dedent(extra)
+    (project.path / "fixtures" / "goldens" / f"{case_id}.yaml").write_text(text)
+
+
+@pytest.fixture
+def agents(project, monkeypatch):
+    for name in ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    (project.path / "agents_as_written.py").write_text(AGENTS)
+    for path in (project.path / "fixtures" / "goldens").glob("*.yaml"):
+        path.unlink()  # only this file's cases
+    return project
+
+
+def _record_and_replay(project, case_id, monkeypatch):
+    recorded = project.runpytest("evals", "--case", case_id, "--record-mode=once", "--emulator")
+    recorded.assert_outcomes(passed=1)
+    monkeypatch.setenv("CI", "true")
+    replayed = project.runpytest("evals", "--case", case_id)
+    replayed.assert_outcomes(passed=1)
+    monkeypatch.delenv("CI")
+    return (project.path / "fixtures" / "goldens" / f"{case_id}.golden.yaml").read_text()
+
+
+def test_what_is_recorded_is_what_the_program_sends_to_the_provider_and_replays(agents, monkeypatch):
+    _case(agents, "cache_keyed", "agents_as_written:cache_keyed")
+    golden = _record_and_replay(agents, "cache_keyed", monkeypatch)
+    # the program believed it talked to the provider's own host, in recording and in replay
+    assert "prompt_cache_key: recipes" in golden
+    cassette = (agents.path / "cassettes" / "cache_keyed.yaml").read_text()
+    assert "uri: https://api.openai.com/v1/responses" in cassette and "127.0.0.1" not in cassette
+
+
+def test_module_level_clients_and_their_import_see_the_cases_environment(agents, monkeypatch):
+    (agents.path / "noisy_agent.py").write_text(NOISY_IMPORT)
+    _case(agents, "noisy", "noisy_agent:agent")
+    recorded = agents.runpytest("evals", "--record-mode=once", "--emulator")
+    recorded.assert_outcomes(passed=1)
+    # the import's own network call was refused (and said), not sent
+    recorded.stdout.fnmatch_lines(["*while its module was imported, the network guard refused name resolution of "
+                                   "prices.example.com*"])
+    monkeypatch.setenv("CI", "true")
+    replayed = agents.runpytest("evals")
+    replayed.assert_outcomes(passed=1)
+    replayed.stdout.fnmatch_lines(["*the network guard refused name resolution of prices.example.com*"])
+
+
+def test_a_module_that_fails_at_import_is_one_clear_error(agents):
+    (agents.path / "broken_agent.py").write_text("import os\n\nraise RuntimeError('no config file')\n")
+    _case(agents, "broken", "broken_agent:agent")
+    result = agents.runpytest("evals", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*broken.yaml: target: importing 'broken_agent' failed at broken_agent.py:3: "
+                                 "RuntimeError: no config file"])
+    assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("target", ["awaited", "streamed", "generated"])
+def test_async_and_streaming_targets_pin_their_traffic(agents, monkeypatch, target):
+    _case(agents, target, f"agents_as_written:{target}", turns=("How do I make pad thai?", "And tom yum?"),
+          script=("text: Soak the noodles.", "text: Boil lemongrass."))
+    golden = _record_and_replay(agents, target, monkeypatch)
+    assert "- How do I make pad thai?\n- And tom yum?\n" in golden  # both turns' requests were sent
+    assert "output:\n  equals: Boil lemongrass." in golden
+
+
+def test_a_str_subclass_answer_is_text_and_a_number_is_named(agents, monkeypatch):
+    _case(agents, "subclassed", "agents_as_written:subclassed")
+    assert "output:\n  equals: Soak the noodles." in _record_and_replay(agents, "subclassed", monkeypatch)
+    _case(agents, "numeric", "agents_as_written:numeric")
+    result = agents.runpytest("evals", "--case", "numeric", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*numeric.yaml: target: the target returned a int, not text*"])
+    assert not (agents.path / "cassettes" / "numeric.yaml").exists()
+
+
+def test_a_retried_request_gets_the_same_answer_and_uses_no_turn(agents, monkeypatch):
+    _case(agents, "retried", "agents_as_written:retried", script=("text: Soak the noodles.", "text: You're welcome."))
+    assert "output:\n  equals: You're welcome." in _record_and_replay(agents, "retried", monkeypatch)
+
+
+def test_clients_reading_other_variables_are_answered_where_they_send(agents, monkeypatch):
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-key-0123456789abcdef0123456789abcdef")
+    _case(agents, "azure", "agents_as_written:azure")
+    _record_and_replay(agents, "azure", monkeypatch)
+    cassette = (agents.path / "cassettes" / "azure.yaml").read_text()
+    assert "uri: https://recipes.openai.azure.com/openai/deployments/recipes-gpt/chat/completions" in cassette
+    assert "azure-key-0123456789abcdef" not in cassette + (agents.path / "fixtures" / "goldens" / "azure.golden.yaml").read_text()
+
+
+def test_a_client_the_harness_cannot_intercept_fails_the_case_naming_it(agents):
+    _case(agents, "own_socket", "agents_as_written:own_socket")
+    result = agents.runpytest("evals", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "recording failed, nothing was written" in out
+    assert "it reached for the network, which is closed while a case runs: name resolution of telemetry.example.com" in out
+    assert "agents_as_written" in out  # where the call came from
+    assert not (agents.path / "cassettes" / "own_socket.yaml").exists()
+
+
+def test_a_subject_that_makes_no_call_or_leaves_turns_unused_fails_unless_it_says_so(agents, monkeypatch):
+    _case(agents, "idle", "agents_as_written:idle")
+    result = agents.runpytest("evals", "--case", "idle", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*agents_as_written:idle made no provider call, so the case pins nothing*"])
+    _case(agents, "idle", "agents_as_written:idle", script=(), extra="expect: {usage: {max_rounds: 0}}\n")
+    (agents.path / "fixtures" / "goldens" / "idle.yaml").write_text(
+        (agents.path / "fixtures" / "goldens" / "idle.yaml").read_text().replace("emulate:\n", "emulate: []\n"))
+    _record_and_replay(agents, "idle", monkeypatch)
+
+    _case(agents, "long_script", "agents_as_written:cache_keyed", script=("text: Soak the noodles.", "text: Unused."))
+    result = agents.runpytest("evals", "--case", "long_script", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*emulate: scripts 2 turn(s), but the run asked for 1: turns #2–#2 were never used*"])
+    _case(agents, "long_script", "agents_as_written:cache_keyed", script=("text: Soak the noodles.", "text: Unused."),
+          extra="allow_unused_turns: true\n")
+    _record_and_replay(agents, "long_script", monkeypatch)
