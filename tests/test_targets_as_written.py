@@ -255,3 +255,82 @@ def test_a_subject_that_makes_no_call_or_leaves_turns_unused_fails_unless_it_say
     _case(agents, "long_script", "agents_as_written:cache_keyed", script=("text: Soak the noodles.", "text: Unused."),
           extra="allow_unused_turns: true\n")
     _record_and_replay(agents, "long_script", monkeypatch)
+
+
+FINAL_ANSWER_AGENT = '''
+import json
+
+from openai import OpenAI
+
+TOOLS = [{"type": "function", "name": "final_answer", "description": "Give the final answer.",
+          "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}}]
+
+
+def agent(question, context=None):
+    """Ends only when the model calls final_answer, as smolagents' agents do."""
+    client = OpenAI(max_retries=0)
+    items = [{"role": "user", "content": question}]
+    for _ in range(4):
+        response = client.responses.create(model="gpt-5.2", input=items, tools=TOOLS)
+        for item in response.output:
+            if item.type == "function_call" and item.name == "final_answer":
+                return json.loads(item.arguments)["answer"]
+        items.append({"role": "assistant", "content": response.output_text})
+        items.append({"role": "user", "content": "Call final_answer."})
+    raise RuntimeError("no final answer")
+'''
+
+
+def test_an_agent_that_ends_on_a_tool_call_is_told_to_script_it(agents, monkeypatch):
+    (agents.path / "final_agent.py").write_text(FINAL_ANSWER_AGENT)
+    _case(agents, "final", "final_agent:agent")
+    result = agents.runpytest("evals", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1)
+    assert ("the request after the last turn (a text answer) still offers 'final_answer': an agent that ends only on "
+            "that tool call needs it scripted, e.g. - {tool_calls: [{name: final_answer, arguments: {...}}]}"
+            in result.stdout.str())
+    assert "add the missing turns" not in result.stdout.str()
+    _case(agents, "final", "final_agent:agent",
+          script=("tool_calls: [{name: final_answer, arguments: {answer: Soak the noodles.}}]",),
+          extra="expect:\n  tool_calls: {calls: [{name: final_answer}], max: 1}\n")
+    assert "output:\n  equals: Soak the noodles." in _record_and_replay(agents, "final", monkeypatch)
+
+
+def test_a_hand_written_check_that_fails_gets_no_update_goldens_hint(agents, monkeypatch):
+    _case(agents, "checked", "agents_as_written:cache_keyed", extra="expect: {output: {contains: noodles}}\n")
+    _record_and_replay(agents, "checked", monkeypatch)
+    case = agents.path / "fixtures" / "goldens" / "checked.yaml"
+    case.write_text(case.read_text().replace("contains: noodles", "contains: rice"))
+    result = agents.runpytest("evals")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "checked: 1 check(s) failed" in out and "fixtures/goldens/checked.yaml:output:" in out
+    assert "--update-goldens" not in out  # it cannot fix a hand-written check
+
+
+def test_trajectory_checks_take_argument_subsets_and_counts(agents, monkeypatch):
+    (agents.path / "final_agent.py").write_text(FINAL_ANSWER_AGENT)
+    script = ("tool_calls: [{name: final_answer, arguments: {answer: Soak the noodles.}}]",)
+    _case(agents, "trajectory", "final_agent:agent", script=script,
+          extra="expect:\n  tool_calls: {calls: [{name: final_answer, arguments: {}}], min: 1, max: 1}\n")
+    _record_and_replay(agents, "trajectory", monkeypatch)
+    case = agents.path / "fixtures" / "goldens" / "trajectory.yaml"
+    for wrong, message in (("arguments: {}}], min: 1", "arguments: {answer: Boil rice.}}], min: 1"),
+                           ("min: 1, max: 1", "min: 2, max: 3")):
+        case.write_text(case.read_text().replace(*((wrong, message) if wrong in case.read_text() else (message, wrong))))
+    result = agents.runpytest("evals")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "trajectory.yaml:tool_calls (exact order, arguments as subsets)" in out
+    assert "trajectory.yaml:tool_calls.min: 1 tool call(s) ['final_answer'], fewer than 2" in out
+
+
+def test_a_diff_of_a_string_with_trailing_spaces_is_a_line_diff():
+    from rag_core.evals.harness.compare import unified
+
+    prompt = "\n".join(f"Rule {n}: answer in one sentence about dish number {n}, then stop.  " for n in range(12))
+    diff = unified("golden:system_prompt", prompt, prompt.replace("Rule 5: answer", "Rule 5: reply"))
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ["-  Rule 5: answer in one sentence about dish number 5, then stop.\u2420\u2420",
+                       "+  Rule 5: reply in one sentence about dish number 5, then stop.\u2420\u2420"]
+    assert diff.endswith("(\u2420 a trailing space)\n")

@@ -87,13 +87,20 @@ class KnowledgeSpec(_Strict):
 
 class ExpectedCall(_Strict):
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, description="in a case file: the arguments the call must have (others may be there "
+                                          "too; nested mappings likewise); in a golden: all of them")
 
 
 class ToolCallsExpect(_Strict):
+    """The trajectory: the tools called, in order or as a set, with their arguments, and how many
+    calls there may be. Read from the wire, so it holds for agent and target cases alike."""
+
     calls: list[ExpectedCall] = Field(default_factory=list)
     allow_extra: bool = False  # observed calls beyond the expected ones are fine
     any_order: bool = False  # compare as a multiset, not a sequence
+    min: int | None = Field(None, ge=0, description="at least this many tool calls in the whole case")
+    max: int | None = Field(None, ge=0, description="at most this many tool calls in the whole case")
 
 
 class OutputExpect(_Strict):

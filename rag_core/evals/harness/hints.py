@@ -9,6 +9,7 @@ is emulated (it has an ``emulate:`` script, or its cassette was recorded against
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 
 def _pytest(selector: str, *options: str) -> str:
@@ -37,3 +38,22 @@ def rerecord(selector: str, emulated: bool) -> str:
 def update_goldens(selector: str) -> str:
     """The cassette is fine but the snapshot changed: accept what the case now observes."""
     return _pytest(selector, "--update-goldens")
+
+
+def missing_turns(turns: list[Any], request: dict[str, Any]) -> str:
+    """What to add to a script the agent ran past. An agent that ends its run only on a tool call
+    (smolagents' ``final_answer``, a structured-output tool) asks again after a text answer: more
+    text turns would never end it."""
+    from rag_core.evals.harness.wire import tools
+
+    last_was_text = bool(turns) and getattr(turns[-1], "text", None) is not None and not getattr(turns[-1], "tool_calls", [])
+    offered = [t.get("name") for t in tools(request) if t.get("name")]
+    finishing = [name for name in offered if "final" in name.lower() or "answer" in name.lower()]
+    if last_was_text and finishing:
+        return (f"the request after the last turn (a text answer) still offers {finishing[0]!r}: an agent that ends "
+                f"only on that tool call needs it scripted, e.g. - {{tool_calls: [{{name: {finishing[0]}, "
+                "arguments: {...}}]}")
+    if last_was_text and offered:
+        return ("add the missing turns to emulate: (if the agent ends its run only on a tool call rather than a text "
+                f"answer, script that call: it offers {', '.join(offered)})")
+    return "add the missing turns to emulate:"

@@ -91,6 +91,6 @@ def run_live(case: GoldenCase, settings: Settings, selector: str) -> LiveResult:
             observed, _, checks = _evaluate(run_case, played, other)
             # a provider error status or an emulator script too short, when the run itself did not fail
             problems = [played.problem] if played.problem and played.error is None and played.judge_error is None else []
-            failures = problems + comparing.compare(run_case, None, observed, run_case.golden_path) + checks
+            failures = problems + comparing.compare(run_case, None, observed, run_case.golden_path).all + checks
             result.runs.append(LiveRun(played.seconds, observed["usage"].get("total_tokens", 0), failures))
     return result

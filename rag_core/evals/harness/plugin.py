@@ -241,8 +241,8 @@ class GoldenHarness:
             "stale": bool(result.stale), "tokens": result.tokens,
         }))
         if result.failures:
-            pytest.fail(f"{ref.case.id}: {len(result.failures)} check(s) failed\n\n" + "\n\n".join(result.failures),
-                        pytrace=False)
+            pytest.fail(f"{ref.case.id}: {len(result.failures)} check(s) failed\n\n"
+                        + "\n\n".join(result.failures + result.fixes), pytrace=False)
         for report in result.stale + result.notes:
             self.node.warn(pytest.PytestWarning(report))
 

@@ -56,6 +56,7 @@ class CaseResult:
     tokens: int = 0
     wire: dict[str, Any] = field(default_factory=dict)  # the golden fields read from the case's traffic
     notes: list[str] = field(default_factory=list)  # worth a warning, not a failure
+    fixes: list[str] = field(default_factory=list)  # commands that fix the failures (not failures themselves)
 
 
 def _run_turns(agent: Any, case: GoldenCase, turn_starts: list[int], replay: Any) -> tuple[list[Any], BaseException | None]:
@@ -149,7 +150,7 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
         return blocked_message(blocked)
     if provider is not None and provider.overrun is not None:
         return (f"{comparing.shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
-                f"more model calls ({provider.overrun}); add the missing turns to emulate:")
+                f"more model calls ({provider.overrun}); " + hints.missing_turns(provider.turns, provider.requests[-1]))
     timed_out = _in_chain(error, _timeout_types())
     if timed_out is not None:
         request = getattr(timed_out, "request", None)
@@ -387,18 +388,19 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
             result.new_golden = not golden_path.exists()
             write_atomic(golden_path, text)
             result.updated = True
-        result.failures += comparing.compare(case, None, observed, golden_path) + hand_checks
+        result.failures += comparing.compare(case, None, observed, golden_path).all + hand_checks
         return result
     golden = load_expect(golden_path)
     if golden is None:
         result.failures.append(f"{comparing.shown(golden_path)}: no golden file yet; write it with "
                                f"{hints.update_goldens(selector)} and review it")
-    failures = comparing.compare(case, golden, observed, golden_path)
-    if failures and golden is not None and not result.stale:
-        # with a stale cassette the re-record command (in the stale report) is the one that works
-        failures.append(f"if the change is intended: {hints.update_goldens(selector)}, then review the golden diff")
-    result.failures += failures + hand_checks  # hand-written checks: --update-goldens does not change them
-    if result.stale and (settings.strict_cassettes or failures):
+    compared = comparing.compare(case, golden, observed, golden_path)
+    if compared.golden and golden is not None and not result.stale:
+        # only a golden's own fields are what --update-goldens rewrites; with a stale cassette the
+        # re-record command (in the stale report) is the one that works
+        result.fixes.append(f"if the change is intended: {hints.update_goldens(selector)}, then review the golden diff")
+    result.failures += compared.all + hand_checks  # hand-written checks: --update-goldens does not change them
+    if result.stale and (settings.strict_cassettes or compared.all):
         result.failures += result.stale
     return result
 
