@@ -8,6 +8,7 @@ installed is importable (this repository's own ``evals/`` folder is not).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -31,14 +32,25 @@ def test_installing_rag_core_adds_no_top_level_evals_package(tmp_path):
     assert result.returncode != 0 and "No module named 'evals'" in result.stderr
 
 
-def test_the_core_install_brings_what_limits_the_in_memory_product_to_one_blas_thread():
+def test_the_agent_extra_brings_what_limits_the_in_memory_product_to_one_blas_thread():
     """Without threadpoolctl the in-memory store's product ran on every BLAS thread, and a query
     on a busy machine waited for a core it did not need: it came only with scikit-learn, through
     the ``local`` extra, so the light install (``.[evals]``) searched on every thread."""
     from importlib.metadata import requires
 
-    core = [r for r in requires("rag-core") or [] if "extra ==" not in r]
-    assert any(r.replace(" ", "").startswith("threadpoolctl") for r in core), core
+    agent = [r for r in requires("rag-core") or [] if 'extra == "agent"' in r]
+    assert any(r.replace(" ", "").startswith("threadpoolctl") for r in agent), agent
+
+
+def test_the_harness_install_requires_no_sdk_and_no_numerical_stack():
+    """A project that pins its own agent keeps its SDK versions: nothing the harness requires
+    names a provider SDK or the agent core's libraries."""
+    from importlib.metadata import requires
+
+    required = [r.split(";")[0].replace(" ", "") for r in requires("rag-core") or []
+                if "extra ==" not in r or 'extra == "harness"' in r]
+    names = {re.split(r"[<>=\[!~]", r, maxsplit=1)[0].lower() for r in required}
+    assert names == {"pydantic", "pyyaml", "pytest", "vcrpy"}, required
 
 
 def test_the_pytest_plugins_import_nothing_heavy(tmp_path):

@@ -334,3 +334,74 @@ def test_a_diff_of_a_string_with_trailing_spaces_is_a_line_diff():
     assert changed == ["-  Rule 5: answer in one sentence about dish number 5, then stop.\u2420\u2420",
                        "+  Rule 5: reply in one sentence about dish number 5, then stop.\u2420\u2420"]
     assert diff.endswith("(\u2420 a trailing space)\n")
+
+
+DSPY_AGENT = '''
+import dspy
+
+
+def lookup_recipe(dish: str) -> str:
+    """Look up how a Thai dish is made."""
+    return "Soak rice noodles, then fry them with tamarind."
+
+
+dspy.configure(lm=dspy.LM("openai/gpt-5.2"))
+react = dspy.ReAct("question -> answer", tools=[lookup_recipe])
+
+
+def agent(question):
+    return react(question=question).answer
+'''
+
+
+def test_a_framework_with_its_own_http_client_is_named_not_pinned(agents, monkeypatch):
+    """DSPy's default engine speaks HTTP over its own sockets, which no cassette can hold: the
+    case says so, naming the host, the client and the code that called it, in every mode."""
+    pytest.importorskip("dspy")
+    (agents.path / "dspy_agent.py").write_text(DSPY_AGENT)
+    _case(agents, "dspy_react", "dspy_agent:agent")
+    result = agents.runpytest("evals", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1)
+    assert ("it reached for the network, which is closed while a case runs: name resolution of api.openai.com by "
+            "dspy._vendor.lm15.transports._sync (called from dspy_agent)") in result.stdout.str()
+    assert not (agents.path / "cassettes" / "dspy_react.yaml").exists()
+
+
+LINGERING_AGENT = '''
+import socket
+import threading
+import time
+
+from openai import OpenAI
+
+released = threading.Event()
+
+
+def _phone_home():
+    released.wait(30)
+    try:
+        socket.create_connection(("metrics.example.com", 443), timeout=2)
+    except OSError:
+        pass
+
+
+def agent(question, context=None):
+    threading.Thread(target=_phone_home, daemon=True).start()  # outlives the case
+    return OpenAI(max_retries=0).responses.create(model="gpt-5.2", input=question).output_text
+
+
+def later(question, context=None):
+    released.set()
+    time.sleep(0.5)
+    return OpenAI(max_retries=0).responses.create(model="gpt-5.2", input=question).output_text
+'''
+
+
+def test_a_thread_the_subject_started_stays_guarded_after_its_case(agents):
+    (agents.path / "lingering_agent.py").write_text(LINGERING_AGENT)
+    _case(agents, "a_lingering", "lingering_agent:agent")
+    _case(agents, "b_later", "lingering_agent:later")
+    result = agents.runpytest("evals", "--record-mode=once", "--emulator", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*after case a_lingering had ended, a thread it started reached for the network: "
+                                 "name resolution of metrics.example.com*"])

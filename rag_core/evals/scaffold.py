@@ -70,7 +70,7 @@ jobs:
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5
         with: {python-version: "3.12"}
-      - run: pip install "rag-core[evals]"
+      - run: pip install "rag-core[harness,agent]"
       - run: pytest evals/ --golden-report=golden-report.md
       - if: always()
         run: cat golden-report.md >> "$GITHUB_STEP_SUMMARY" || true

@@ -58,8 +58,7 @@ class OpenAIConnection:
 
     def client(self) -> Any:
         if self._client is None:
-            import openai
-
+            openai = openai_sdk()
             kwargs = self._kwargs()
             if self.http_client is not None and not _is_async_client(self.http_client):
                 kwargs["http_client"] = self.http_client
@@ -70,8 +69,7 @@ class OpenAIConnection:
 
     def async_client(self) -> Any:
         if self._async_client is None:
-            import openai
-
+            openai = openai_sdk()
             kwargs = self._kwargs()
             if self.http_client is not None and _is_async_client(self.http_client):
                 kwargs["http_client"] = self.http_client
@@ -81,6 +79,20 @@ class OpenAIConnection:
                 kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=_shared_tls_context())
             self._async_client = (openai.AsyncAzureOpenAI if self._azure else openai.AsyncOpenAI)(**kwargs)
         return self._async_client
+
+
+def openai_sdk() -> Any:
+    """The openai package, 3.x: the adapters build its httpx2 clients. A project that installed
+    only the harness may have none, or an older one its own agent uses: say what to install."""
+    try:
+        import openai
+    except ImportError:
+        raise ImportError("rag_core's OpenAI models need the openai SDK 3.x: pip install 'rag-core[agent]'") from None
+    major = str(getattr(openai, "__version__", "0")).split(".")[0]
+    if not major.isdigit() or int(major) < 3:
+        raise ImportError(f"rag_core's OpenAI models need the openai SDK 3.x, and openai {openai.__version__} is "
+                          "installed (the harness itself works with it: pin your own agents with target: cases)")
+    return openai
 
 
 @functools.cache

@@ -69,21 +69,21 @@ def _package(frame: Any) -> str:
 
 
 def _who(skip_module: str) -> tuple[str, str]:
-    """(client, caller): the innermost module outside the standard library and this guard, and the
-    outermost module that is neither the harness nor the standard library."""
+    """(client, caller): the innermost module outside the standard library and this guard (the
+    library that opened the socket), and the outermost module of the code under test (the first
+    one inside the harness's call, or in a thread the subject started, the outermost one)."""
     stdlib = sys.stdlib_module_names
-    client = caller = ""
+    names = []
     frame = sys._getframe(2)
     while frame is not None:
-        name = _package(frame)
-        top = name.split(".", 1)[0]
-        if name != skip_module and top not in stdlib and top != "__main__":
-            if not client:
-                client = name
-            if top not in _HARNESS_PACKAGES:
-                caller = name
+        names.append(_package(frame))
         frame = frame.f_back
-    return client or "the standard library's socket module", caller
+    outside = [n for n in names if n != skip_module and n.split(".", 1)[0] not in stdlib and n != "__main__"]
+    client = outside[0] if outside else "the standard library's socket module"
+    harness = [i for i, n in enumerate(names) if n.startswith("rag_core.evals") and n != skip_module]
+    below = names[:harness[0]] if harness else names  # frames the harness called, innermost first
+    subject = [n for n in below if n != skip_module and n.split(".", 1)[0] not in stdlib | _HARNESS_PACKAGES]
+    return client, subject[-1] if subject else ""
 
 
 class _Guard:
@@ -93,19 +93,28 @@ class _Guard:
         self.lock = threading.Lock()
         self.installed = False
         self.scopes: list[tuple[str | None, list[BlockedAttempt]]] = []  # innermost last
-        self.threads: weakref.WeakKeyDictionary[threading.Thread, str | None] = weakref.WeakKeyDictionary()
+        # each thread started inside a scope, and that scope
+        self.threads: weakref.WeakKeyDictionary[threading.Thread, tuple[str | None, list[BlockedAttempt]]] = (
+            weakref.WeakKeyDictionary())
         self.late: list[BlockedAttempt] = []
 
+    def _scope(self) -> tuple[str | None, list[BlockedAttempt]] | None:
+        """The guard scope the calling thread belongs to: the one it was started in (a thread
+        outlives the case that started it), else the innermost open one. Under the lock."""
+        started_in = self.threads.get(threading.current_thread())
+        if started_in is not None:
+            return started_in
+        return self.scopes[-1] if self.scopes else None
+
     def blocking(self) -> tuple[bool, str | None, list[BlockedAttempt] | None]:
-        """Whether the calling thread is guarded now, for which case, and where its attempts go."""
+        """Whether the calling thread is guarded now, for which case, and where its attempts go
+        (its case's list while that case runs, ``late`` after)."""
         with self.lock:
-            if self.scopes:
-                case, attempts = self.scopes[-1]
-                return True, case, attempts
-            thread = threading.current_thread()
-            if thread in self.threads:
-                return True, self.threads[thread], self.late
-        return False, None, None
+            scope = self._scope()
+            if scope is None:
+                return False, None, None
+            running = any(open_scope is scope for open_scope in self.scopes)
+            return True, scope[0], scope[1] if running else self.late
 
     def refuse(self, what: str, address: Any) -> None:
         blocking, case, attempts = self.blocking()
@@ -159,10 +168,10 @@ class _Guard:
             return resolve
 
         def start(thread: threading.Thread) -> None:
-            blocking, case, _ = guard.blocking()
-            if blocking:
-                with guard.lock:
-                    guard.threads[thread] = case
+            with guard.lock:
+                scope = guard._scope()
+                if scope is not None:
+                    guard.threads[thread] = scope
             original_start(thread)
 
         for name, replacement in (("connect", connect), ("connect_ex", connect_ex), ("sendto", sendto),

@@ -220,6 +220,7 @@ class GoldenHarness:
         from rag_core.evals.harness.runner import run_case
 
         assert ref.case is not None
+        self._report_late_attempts()
         absent = [m for m in ref.case.requires if importlib.util.find_spec(m) is None]
         if absent:
             reason = f"{ref.case.id} requires {', '.join(absent)}, which is not installed"
@@ -234,6 +235,8 @@ class GoldenHarness:
             problem = str(exc)
         else:
             problem = None
+        finally:
+            self._report_late_attempts()
         if problem is not None:
             pytest.fail(problem, pytrace=False)
         self.node.user_properties.append(("rag_core_case", {
@@ -245,6 +248,16 @@ class GoldenHarness:
                         + "\n\n".join(result.failures + result.fixes), pytrace=False)
         for report in result.stale + result.notes:
             self.node.warn(pytest.PytestWarning(report))
+
+    def _report_late_attempts(self) -> None:
+        """A thread an earlier case started stays behind the network guard after its case ended;
+        what it reached for since is said here (the earlier case's verdict is already out)."""
+        from rag_core.evals.harness.network import late_attempts
+
+        for attempt in late_attempts():
+            self.node.warn(pytest.PytestWarning(
+                f"after case {attempt.case} had ended, a thread it started reached for the network: {attempt} "
+                "(refused)"))
 
     def _check_live(self, case: GoldenCase) -> None:
         from rag_core.evals.credentials import CredentialError

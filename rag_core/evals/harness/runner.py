@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 import hashlib
 import json
 import time
@@ -176,7 +177,10 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
 
 def blocked_message(blocked: list[BlockedAttempt]) -> str:
     """Why a run that reached for the network is not trusted (it made calls no cassette holds)."""
-    listed = "; ".join(str(attempt) for attempt in blocked[:5]) + (f"; and {len(blocked) - 5} more" if len(blocked) > 5 else "")
+    counted = Counter(str(attempt) for attempt in blocked)
+    listed = "; ".join(f"{what} (×{n})" if n > 1 else what for what, n in list(counted.items())[:5])
+    if len(counted) > 5:
+        listed += f"; and {len(counted) - 5} more"
     return (f"it reached for the network, which is closed while a case runs: {listed}. Only the HTTP clients the "
             "harness intercepts are recorded and replayed (httpx, httpx2, requests/urllib3, aiohttp, http.client, "
             "boto3, tornado, httplib2); call the provider through one of them")
