@@ -405,3 +405,74 @@ def test_a_thread_the_subject_started_stays_guarded_after_its_case(agents):
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*after case a_lingering had ended, a thread it started reached for the network: "
                                  "name resolution of metrics.example.com*"])
+
+
+def test_the_context_goes_only_to_a_target_that_asks_for_it():
+    from rag_core.evals.harness.target import takes_context
+
+    def plain(question): ...
+    def with_context(question, context): ...
+    def named(question, context=None): ...
+    def own_option(question, history=None): ...
+    def variadic(*args): ...
+
+    assert [takes_context(f) for f in (plain, with_context, named, own_option, variadic)] == [
+        False, True, True, False, True]
+
+
+AGENTS_SDK_AGENT = '''
+from agents import Agent, Runner, function_tool
+
+
+@function_tool
+def lookup_recipe(dish: str) -> str:
+    """Look up how a Thai dish is made."""
+    return "Soak rice noodles, then fry them with tamarind, fish sauce and palm sugar."
+
+
+agent = Agent(name="Thai cook", instructions="You are a Thai cooking assistant. Answer in two sentences.",
+              model="gpt-5.2", tools=[lookup_recipe])
+
+
+def run_sync(question):
+    return Runner.run_sync(agent, question).final_output
+
+
+def run_twin(question):
+    return Runner.run_sync(agent, question).final_output
+'''
+
+
+def test_editing_a_framework_agents_instructions_fails_exactly_its_case_and_the_hint_restores_it(agents, monkeypatch):
+    """The OpenAI Agents SDK as its quickstart writes it: recorded against the emulator, replayed
+    strictly; an edit of its instructions fails that case alone, with a line diff, and the
+    printed command accepts it."""
+    pytest.importorskip("agents")
+    from tests.golden_project import run_hint
+
+    (agents.path / "cook.py").write_text(AGENTS_SDK_AGENT)
+    script = ("tool_calls: [{name: lookup_recipe, arguments: {dish: pad thai}}]", "text: Soak the noodles and fry them.")
+    # the SDK sends a prompt_cache_key that is new for every run (agents-sdk:run:<uuid>)
+    rules = "normalize: [{path: 'requests[*].prompt_cache_key', placeholder: <run>}]\n"
+    _case(agents, "cook", "cook:run_sync", script=script, extra=rules)
+    _case(agents, "cook_twin", "cook:run_twin", script=script, extra=rules)
+    agents.runpytest("evals", "--record-mode=once", "--emulator").assert_outcomes(passed=2)
+    monkeypatch.setenv("CI", "true")
+    agents.runpytest("evals").assert_outcomes(passed=2)
+    golden = (agents.path / "fixtures" / "goldens" / "cook.golden.yaml").read_text()
+    assert "prompt_cache_key: <run>" in golden  # sent, as it is to the provider's own host
+
+    module = agents.path / "cook.py"
+    module.write_text(module.read_text().replace("def run_twin(question):\n    return Runner.run_sync(agent",
+                                                 "TWIN = agent.clone(instructions='You are a Thai cooking assistant. "
+                                                 "Answer in two sentences.')\n\n\ndef run_twin(question):\n    "
+                                                 "return Runner.run_sync(TWIN").replace(
+        "Answer in two sentences.\",", "Answer in one sentence.\","))
+    result = agents.runpytest("evals")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "FAILED evals/test_goldens.py::test_golden_case[cook]" in out
+    assert "-You are a Thai cooking assistant. Answer in two sentences." in out
+    assert "+You are a Thai cooking assistant. Answer in one sentence." in out
+    run_hint(agents, result, "record it again: ")
+    agents.runpytest("evals").assert_outcomes(passed=2)

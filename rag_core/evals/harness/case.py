@@ -261,7 +261,8 @@ class GoldenCase(_Strict):
         default_factory=list, description="what compare_with leaves out: paths (like normalize paths; [name=x] "
                                           "selects list items by a field, [2:] the items from index 2 on) or "
                                           "{path, pattern} cutting a regex's matches out of strings")
-    requires: list[str] = Field(default_factory=list, description="modules the case needs; it is skipped without them")
+    requires: list[str] = Field(default_factory=list, description="modules the case needs (llama_index.core), or "
+                                "distributions in a version range (google-genai<3); it is skipped without them")
     model: ModelSpec = Field(default_factory=ModelSpec)
     knowledge: KnowledgeSpec | None = None
     input: str | None = None
@@ -289,6 +290,15 @@ class GoldenCase(_Strict):
     def _inside_cassettes(cls, value: str | None) -> str | None:
         if value is not None and (Path(value).is_absolute() or ".." in Path(value).parts or "\\" in value):
             raise ValueError("a cassette is named relative to the cassettes folder, without '..' (it must stay inside it)")
+        return value
+
+    @field_validator("requires")
+    @classmethod
+    def _requirements(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not re.match(r"^[A-Za-z_][\w.-]*\s*([<>=!~].*)?$", entry or ""):
+                raise ValueError(f"{entry!r} is neither a module name (llama_index.core) nor a distribution with a "
+                                 "version range (google-genai<3)")
         return value
 
     @field_validator("agent", "target", "compare_with")

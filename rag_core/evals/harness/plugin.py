@@ -90,6 +90,32 @@ def discover(config: pytest.Config) -> list[CaseRef]:
     return [CaseRef(r.id, error=clashes[r.id]) if r.id in clashes else r for r in refs]
 
 
+def unmet(requirement: str) -> str | None:
+    """Why a ``requires:`` entry does not hold here, or None: a module (``llama_index.core``) that
+    cannot be imported, or a distribution with a version range (``google-genai<3``) that is not
+    installed in it."""
+    if any(sign in requirement for sign in "<>=!~"):
+        from importlib.metadata import PackageNotFoundError, version
+
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            wanted = Requirement(requirement)
+        except InvalidRequirement as exc:
+            return f"{requirement!r}, which is not a requirement ({exc})"
+        try:
+            installed = version(wanted.name)
+        except PackageNotFoundError:
+            return f"{requirement}, which is not installed"
+        return None if wanted.specifier.contains(installed, prereleases=True) else \
+            f"{requirement}, and {wanted.name} {installed} is installed"
+    try:
+        found = importlib.util.find_spec(requirement) is not None
+    except (ImportError, ValueError):  # a dotted name whose parent package is missing, or ""
+        found = False
+    return None if found else f"{requirement}, which is not installed"
+
+
 def writable_report_path(option: str, value: str, folder: bool = False) -> Path:
     """The path of a report option, checked before the session runs: a report that cannot be
     written is one clear usage error, not a crash at the end of a long run."""
@@ -221,9 +247,9 @@ class GoldenHarness:
 
         assert ref.case is not None
         self._report_late_attempts()
-        absent = [m for m in ref.case.requires if importlib.util.find_spec(m) is None]
+        absent = [problem for problem in map(unmet, ref.case.requires) if problem]
         if absent:
-            reason = f"{ref.case.id} requires {', '.join(absent)}, which is not installed"
+            reason = f"{ref.case.id} requires {'; '.join(absent)}"
             if os.environ.get("RAG_CORE_REQUIRE_ALL_CASES"):
                 pytest.fail(reason + " (RAG_CORE_REQUIRE_ALL_CASES is set: no case may skip)", pytrace=False)
             pytest.skip(reason)

@@ -70,13 +70,20 @@ def load_target(spec: str, where: str) -> Callable[..., Any]:
 
 
 def takes_context(target: Callable[..., Any]) -> bool:
-    """Whether the callable has room for a second positional argument (the context)."""
+    """Whether the callable asks for the context: a second positional parameter that is required,
+    or is named ``context``/``ctx``, or ``*args``. An optional second parameter of another name
+    (``history=None``) is the program's own and is left to its default."""
     try:
         parameters = list(inspect.signature(target).parameters.values())
     except (TypeError, ValueError):  # a builtin or C callable without a signature: give it both
         return True
+    if any(p.kind is p.VAR_POSITIONAL for p in parameters[:2]):
+        return True
     positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in parameters)
+    if len(positional) < 2:
+        return False
+    second = positional[1]
+    return second.default is second.empty or second.name in ("context", "ctx")
 
 
 _LOOP: asyncio.AbstractEventLoop | None = None
