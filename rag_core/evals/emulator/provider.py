@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from rag_core.evals.emulator import cohere_api, gemini, openai_chat, openai_embeddings, openai_responses
+from rag_core.evals.emulator import anthropic, cohere_api, gemini, openai_chat, openai_embeddings, openai_responses
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
 
 
@@ -89,12 +89,19 @@ class ScriptedProvider:
             return _error(500, f"emulator: request #{index + 1} to {path} but the script has only {len(self.turns)} "
                                "turn(s)", "emulator_error")
         request_id = self.ids.next("req", 32)
-        headers = {"x-request-id": request_id}
+        messages_api = path.endswith("/v1/messages")
+        headers = {"request-id": request_id} if messages_api else {"x-request-id": request_id}
         if isinstance(turn, ScriptedError):
-            error = {"error": {"message": turn.message, "type": turn.type, "param": None, "code": turn.code}}
+            error = anthropic.error_json(turn) if messages_api else {
+                "error": {"message": turn.message, "type": turn.type, "param": None, "code": turn.code}}
             return Reply(turn.status, "application/json", json.dumps(error).encode(), headers)
         stream = bool(request.get("stream"))
-        if ":generateContent" in path or ":streamGenerateContent" in path:
+        if messages_api:
+            if stream:
+                events = anthropic.message_events(turn, request, self.ids)
+                return Reply(200, "text/event-stream; charset=utf-8", anthropic.sse(events).encode(), headers)
+            payload = anthropic.message_json(turn, request, self.ids)
+        elif ":generateContent" in path or ":streamGenerateContent" in path:
             model = path.rsplit("/", 1)[-1].split(":")[0]
             if ":streamGenerateContent" in path:
                 chunks = gemini.stream_chunks(turn, request, model, self.ids)
