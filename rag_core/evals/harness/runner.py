@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
+import functools
 import hashlib
 import json
 import time
@@ -412,7 +412,7 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
 def _stale(replay: Any, path: Path, case: GoldenCase, selector: str) -> list[str]:
     """A report for every replayed request whose body differs from the recorded one, and for an
     emulated case whose ``emulate:`` script changed since it was recorded."""
-    emulated = replay.recorded_with.get("target") == "rag-core provider emulator"
+    emulated = replay.recorded_with.get("target") == EMULATOR_TARGET
     fix = f"record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
     reports = []
     recorded_script = replay.recorded_with.get("script")

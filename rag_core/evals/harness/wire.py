@@ -5,29 +5,41 @@ text, token usage) is visible in the HTTP requests and responses a case exchange
 code sent them: a rag_core agent, another framework, or a hand-written SDK loop. This module
 reads them for the APIs the harness knows, named from method and path:
 
-==================  ==================================================
-openai-responses    ``POST …/responses``
-openai-chat         ``POST …/chat/completions``
-openai-embeddings   ``POST …/embeddings``
-gemini              ``POST …/models/<m>:generateContent`` and ``:streamGenerateContent``
-gemini-embeddings   ``POST …/models/<m>:batchEmbedContents`` and ``:embedContent``
-cohere-chat         ``POST /v2/chat``
-cohere-embed        ``POST /v2/embed`` and ``/v1/embed``
-cohere-rerank       ``POST /v2/rerank`` and ``/v1/rerank``
-==================  ==================================================
+=======================  ==================================================
+openai-responses         ``POST …/responses``
+openai-chat              ``POST …/chat/completions``
+openai-embeddings        ``POST …/embeddings``
+gemini                   ``POST …/models/<m>:generateContent``
+gemini-stream            ``POST …/models/<m>:streamGenerateContent``
+gemini-embeddings        ``POST …/models/<m>:batchEmbedContents`` and ``:embedContent``
+cohere-chat              ``POST /v2/chat``
+cohere-embed             ``POST /v2/embed`` and ``/v1/embed``
+cohere-rerank            ``POST /v2/rerank`` and ``/v1/rerank``
+anthropic-messages       ``POST …/v1/messages``
+bedrock-converse         ``POST …/model/<modelId>/converse``
+bedrock-converse-stream  ``POST …/model/<modelId>/converse-stream``
+=======================  ==================================================
 
 Streams (server-sent events) are assembled into the message they deliver. A field the wire
-does not carry is absent, never guessed.
+does not carry is absent, never guessed. Bedrock's ConverseStream answers in AWS's binary
+event-stream encoding, not in server-sent events: its request is read, its answer is not.
+
+Token usage is read the same way for every API: ``input_tokens`` counts every token the model
+was given (cached or not, tool-use prompts included), ``output_tokens`` every token it produced
+(reasoning and thinking included), ``total_tokens`` what the provider reports as the total, or
+their sum where it reports none.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 _SYSTEM_ROLES = ("system", "developer")
-CHAT_APIS = ("openai-responses", "openai-chat", "gemini", "cohere-chat")
+CHAT_APIS = ("openai-responses", "openai-chat", "gemini", "gemini-stream", "cohere-chat", "anthropic-messages",
+             "bedrock-converse", "bedrock-converse-stream")
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,9 @@ def api_of(method: str, path: str) -> str | None:
         return "openai-responses"
     if path.endswith("/embeddings"):
         return "openai-embeddings"
-    if ":generateContent" in path or ":streamGenerateContent" in path:
+    if ":streamGenerateContent" in path:
+        return "gemini-stream"
+    if ":generateContent" in path:
         return "gemini"
     if path.endswith((":batchEmbedContents", ":embedContent")):
         return "gemini-embeddings"
@@ -65,6 +79,13 @@ def api_of(method: str, path: str) -> str | None:
     for name in ("embed", "rerank"):
         if path.endswith((f"/v1/{name}", f"/v2/{name}")):
             return f"cohere-{name}"
+    if path.endswith("/v1/messages"):
+        return "anthropic-messages"
+    if "/model/" in path:
+        if path.endswith("/converse"):
+            return "bedrock-converse"
+        if path.endswith("/converse-stream"):
+            return "bedrock-converse-stream"
     return None
 
 
@@ -77,19 +98,35 @@ def _leading_system(items: list[Any]) -> list[Any]:
     return leading
 
 
+def _declared_tools(body: dict[str, Any]) -> Any:
+    """The tool definitions as sent: ``tools``, or ``toolConfig.tools`` on Bedrock."""
+    if "tools" in body:
+        return body["tools"]
+    config = body.get("toolConfig")
+    return config.get("tools") if isinstance(config, dict) else None
+
+
+def _tool_list(body: dict[str, Any]) -> Any:
+    """The tool definitions as sent, the deprecated ``functions`` of Chat Completions included."""
+    declared = _declared_tools(body)
+    return declared if declared is not None or "functions" not in body else body["functions"]
+
+
 def prompt_prefix(body: dict[str, Any]) -> dict[str, Any]:
     """The system prompt and tool definitions of one request body, exactly as sent (what stays
     the same from one round to the next, and what providers cache)."""
     if "input" in body:  # Responses
         system: Any = {"instructions": body.get("instructions"),
                        "input": _leading_system(body["input"] if isinstance(body["input"], list) else [])}
-    elif "messages" in body:  # Chat Completions, Cohere v2
-        system = _leading_system(body["messages"])
     elif "contents" in body:  # Gemini
         system = body.get("systemInstruction", body.get("system_instruction"))
+    elif "system" in body:  # Anthropic Messages, Bedrock Converse
+        system = body["system"]
+    elif "messages" in body:  # Chat Completions, Cohere v2
+        system = _leading_system(body["messages"])
     else:
         system = None
-    return {"system": system, "tools": body.get("tools")}
+    return {"system": system, "tools": _tool_list(body)}
 
 
 # --- text of a message, whatever shape its content takes ---------------------------------------
@@ -118,17 +155,22 @@ def _arguments(raw: Any) -> Any:
     return raw if raw is not None else {}
 
 
+def _dumped(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 # --- requests -----------------------------------------------------------------------------------
 
 def system_prompt(body: dict[str, Any]) -> str | None:
     """The system prompt of a chat request: instructions plus the leading system/developer
-    messages (Responses), the leading system/developer messages (Chat, Cohere), or
-    ``systemInstruction`` (Gemini). Several system messages are joined by a blank line."""
+    messages (Responses), the leading system/developer messages (Chat, Cohere),
+    ``systemInstruction`` (Gemini) or ``system`` (Anthropic: a string or text blocks; Bedrock:
+    text blocks). Several system messages are joined by a blank line."""
     prefix = prompt_prefix(body)["system"]
     if isinstance(prefix, dict) and "input" in prefix:
         parts = [prefix["instructions"]] if prefix["instructions"] else []
         parts += [_text(m.get("content")) for m in prefix["input"]]
-    elif isinstance(prefix, list):
+    elif isinstance(prefix, list) and "system" not in body:
         parts = [_text(m.get("content")) for m in prefix]
     else:
         parts = [_text(prefix)]
@@ -145,7 +187,7 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def last_user_message(body: dict[str, Any]) -> str | None:
     """The text of the request's last user message (a tool result is not a user message, even
-    where Gemini sends it with role ``user``)."""
+    where Gemini, Anthropic and Bedrock send it with role ``user``)."""
     for message in reversed(_messages(body)):
         if message.get("role") != "user":
             continue
@@ -158,21 +200,61 @@ def last_user_message(body: dict[str, Any]) -> str | None:
     return None
 
 
+def _tool_message_outputs(content: Any) -> list[str]:
+    """What one Chat or Cohere ``tool`` message carries: its text (text parts joined), then each
+    Cohere ``document`` part's data."""
+    found = []
+    text = _text(content)
+    if text is not None:
+        found.append(text)
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") == "document" and isinstance(part.get("document"), dict):
+            data = part["document"].get("data")
+            if data is not None:
+                found.append(_dumped(data))
+    return found
+
+
+def _block_outputs(message: dict[str, Any]) -> list[str]:
+    """The tool results among a message's content blocks: Anthropic ``tool_result`` blocks (their
+    text) and Bedrock ``toolResult`` blocks (their text and JSON parts)."""
+    found: list[str] = []
+    content = message.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_result":
+            text = _text(block.get("content"))
+            found += [text] if text is not None else []
+        elif isinstance(block.get("toolResult"), dict):
+            pieces = [p["text"] if isinstance(p.get("text"), str) else json.dumps(p["json"], ensure_ascii=False)
+                      for p in block["toolResult"].get("content") or []
+                      if isinstance(p, dict) and (isinstance(p.get("text"), str) or "json" in p)]
+            found += ["".join(pieces)] if pieces else []
+    return found
+
+
 def tool_outputs(body: dict[str, Any]) -> list[str]:
     """The tool results a request carries back to the model, in order, as text (Responses
-    ``function_call_output``, Chat ``tool`` messages, Gemini ``functionResponse`` parts): the
-    context a model answered from, whatever searched it."""
-    found: list[Any] = []
+    ``function_call_output``, Chat and Cohere ``tool`` messages, Chat's deprecated ``function``
+    messages, Gemini ``functionResponse`` parts, Anthropic ``tool_result`` blocks, Bedrock
+    ``toolResult`` blocks): the context a model answered from, whatever searched it. Of content
+    given as a list of parts the text parts are read (an image or a file is not context text, and
+    its base64 data is no use in a golden); a Cohere ``document`` part gives its data."""
+    found: list[str] = []
     for message in _messages(body):
         if message.get("type") == "function_call_output":
-            found += [message["output"]] if message.get("output") is not None else []
-        elif message.get("role") == "tool":
-            text = _text(message.get("content"))
-            found += [text] if text is not None else []
-        else:
-            found += [part["functionResponse"].get("response") for part in message.get("parts") or []
+            output = message.get("output")
+            text = _text(output) if isinstance(output, list) else output
+            found += [_dumped(text)] if text is not None else []
+        elif message.get("role") in ("tool", "function"):  # "function": Chat's deprecated function results
+            found += _tool_message_outputs(message.get("content"))
+        elif message.get("parts") is not None:
+            found += [_dumped(part["functionResponse"].get("response")) for part in message.get("parts") or []
                       if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict)]
-    return [output if isinstance(output, str) else json.dumps(output, ensure_ascii=False) for output in found]
+        else:
+            found += _block_outputs(message)
+    return found
 
 
 def neutral_tool(tool: dict[str, Any]) -> dict[str, Any]:
@@ -199,21 +281,54 @@ def _json_schema_types(node: Any) -> Any:
             for key, value in node.items()}
 
 
+def _camel(name: str) -> str:
+    """``google_search`` → ``googleSearch``: Gemini's REST API takes both spellings."""
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+
+
+def _neutral_tools(tool: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry of a request's tools, neutral shape (a Gemini tool object may hold several)."""
+    kind = tool.get("type")
+    if (isinstance(tool.get("function"), dict) or kind == "function"
+            or (kind in (None, "custom") and "input_schema" in tool)  # Anthropic
+            or (kind is None and "name" in tool)):  # Chat's deprecated functions
+        return [neutral_tool(tool)]
+    if kind is not None:  # built-in tools: Responses' web_search, Anthropic's server tools...
+        return [{"type": kind}]
+    if isinstance(tool.get("toolSpec"), dict):  # Bedrock
+        spec = tool["toolSpec"]
+        out = {"name": spec.get("name")}
+        if spec.get("description") is not None:
+            out["description"] = spec["description"]
+        schema = spec.get("inputSchema")
+        if isinstance(schema, dict) and "json" in schema:
+            out["parameters"] = schema["json"]
+        return [out]
+    if isinstance(tool.get("systemTool"), dict):  # Bedrock's provider-defined tools
+        return [{"type": "systemTool", "name": tool["systemTool"].get("name")}]
+    if "cachePoint" in tool:  # Bedrock's cache marker, not a tool
+        return []
+    found = []  # a Gemini tool object: function declarations and built-in tools side by side
+    for key, value in tool.items():
+        if key in ("functionDeclarations", "function_declarations"):
+            found += [_json_schema_types(neutral_tool(d)) for d in value or [] if isinstance(d, dict)]
+        elif value is not None:
+            found.append({"type": _camel(key)})
+    return found
+
+
 def tools(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The function tools a chat request offers, neutral shape, in the order sent (Gemini's
-    ``functionDeclarations`` groups are flattened; built-in tools such as web search are kept
-    under their type)."""
+    ``functionDeclarations`` groups are flattened, and Gemini's ``tools`` may be one object
+    rather than a list; Chat's deprecated ``functions`` follow ``tools``; built-in tools such as
+    web search are kept under their type)."""
+    listed, functions = _declared_tools(body), body.get("functions")
+    if isinstance(listed, dict):
+        listed = [listed]
     found = []
-    for tool in body.get("tools") or []:
-        if not isinstance(tool, dict):
-            continue
-        declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
-        if declarations is not None:
-            found += [_json_schema_types(neutral_tool(d)) for d in declarations]
-        elif tool.get("type", "function") == "function":
-            found.append(neutral_tool(tool))
-        else:
-            found.append({"type": tool["type"]})
+    for tool in (listed if isinstance(listed, list) else []) + (functions if isinstance(functions, list) else []):
+        if isinstance(tool, dict):
+            found += _neutral_tools(tool)
     return found
 
 
@@ -241,6 +356,22 @@ def _events(stream: str) -> list[Any]:
     return payloads
 
 
+def _sum(*counts: Any) -> int | None:
+    """The sum of the counts present (None when none is)."""
+    present = [c for c in counts if c is not None]
+    return int(sum(present)) if present else None
+
+
+def _usage(inputs: Any, outputs: Any, total: Any) -> dict[str, int]:
+    named = {"input_tokens": inputs, "output_tokens": outputs, "total_tokens": total}
+    return {k: int(v) for k, v in named.items() if v is not None}
+
+
+def _summed(inputs: Any, outputs: Any) -> dict[str, int]:
+    """Usage of an API that reports no total (Cohere, Anthropic): the total is input + output."""
+    return _usage(inputs, outputs, inputs + outputs if inputs is not None and outputs is not None else None)
+
+
 def _responses_answer(response: dict[str, Any]) -> Answer:
     texts, calls = [], []
     for item in response.get("output") or []:
@@ -253,20 +384,30 @@ def _responses_answer(response: dict[str, Any]) -> Answer:
                   _usage(usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")))
 
 
+def _responses_stream(events: list[Any]) -> Answer | None:
+    done = [e["response"] for e in events if e.get("type") in ("response.completed", "response.incomplete")]
+    return _responses_answer(done[-1]) if done else None
+
+
 def _chat_answer(response: dict[str, Any]) -> Answer:
+    """A Chat Completions answer: ``message.tool_calls``, or the deprecated ``message.function_call``."""
     choices = response.get("choices") or [{}]
     message = choices[0].get("message") or {}
-    calls = [{"name": c["function"].get("name"), "arguments": _arguments(c["function"].get("arguments"))}
-             for c in message.get("tool_calls") or [] if isinstance(c.get("function"), dict)]
+    functions = [c["function"] for c in message.get("tool_calls") or [] if isinstance(c.get("function"), dict)]
+    if isinstance(message.get("function_call"), dict):
+        functions.append(message["function_call"])
+    calls = [{"name": f.get("name"), "arguments": _arguments(f.get("arguments"))} for f in functions]
     usage = response.get("usage") or {}
     return Answer(_text(message.get("content")), calls,
                   _usage(usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens")))
 
 
-def _chat_stream(chunks: list[Any]) -> dict[str, Any]:
-    """The completion a Chat Completions stream delivers, assembled from its deltas."""
+def _chat_stream(chunks: list[Any]) -> Answer:
+    """The completion a Chat Completions stream delivers, assembled from its deltas (``tool_calls``
+    by index, and the deprecated ``function_call``)."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
+    function_call: dict[str, Any] | None = None
     usage = None
     for chunk in chunks:
         usage = chunk.get("usage") or usage
@@ -279,14 +420,25 @@ def _chat_stream(chunks: list[Any]) -> dict[str, Any]:
                 function = part.get("function") or {}
                 call["function"]["name"] = function.get("name") or call["function"]["name"]
                 call["function"]["arguments"] += function.get("arguments") or ""
-    message = {"content": "".join(text) if text else None, "tool_calls": [calls[i] for i in sorted(calls)]}
-    return {"choices": [{"message": message}], "usage": usage}
+            if isinstance(delta.get("function_call"), dict):
+                function_call = function_call or {"name": None, "arguments": ""}
+                function_call["name"] = delta["function_call"].get("name") or function_call["name"]
+                function_call["arguments"] += delta["function_call"].get("arguments") or ""
+    message: dict[str, Any] = {"content": "".join(text) if text else None,
+                               "tool_calls": [calls[i] for i in sorted(calls)]}
+    if function_call is not None:
+        message["function_call"] = function_call
+    return _chat_answer({"choices": [{"message": message}], "usage": usage})
 
 
 def _gemini_answer(chunks: list[Any]) -> Answer:
+    """A Gemini answer (one response, or a stream's chunks). Thinking counts as output, as OpenAI's
+    reasoning tokens do, and the prompt of a built-in tool's call as input."""
     texts, calls = [], []
     usage: dict[str, Any] = {}
     for chunk in chunks:
+        if not isinstance(chunk, dict):
+            continue
         usage = chunk.get("usageMetadata") or usage
         for candidate in (chunk.get("candidates") or [])[:1]:
             for part in (candidate.get("content") or {}).get("parts") or []:
@@ -298,7 +450,9 @@ def _gemini_answer(chunks: list[Any]) -> Answer:
                     call = part["functionCall"]
                     calls.append({"name": call.get("name"), "arguments": call.get("args") or {}})
     return Answer("".join(texts) if texts else None, calls,
-                  _usage(usage.get("promptTokenCount"), usage.get("candidatesTokenCount"), usage.get("totalTokenCount")))
+                  _usage(_sum(usage.get("promptTokenCount"), usage.get("toolUsePromptTokenCount")),
+                         _sum(usage.get("candidatesTokenCount"), usage.get("thoughtsTokenCount")),
+                         usage.get("totalTokenCount")))
 
 
 def _cohere_answer(response: dict[str, Any]) -> Answer:
@@ -306,41 +460,153 @@ def _cohere_answer(response: dict[str, Any]) -> Answer:
     calls = [{"name": c["function"].get("name"), "arguments": _arguments(c["function"].get("arguments"))}
              for c in message.get("tool_calls") or [] if isinstance(c.get("function"), dict)]
     tokens = (response.get("usage") or {}).get("tokens") or {}
-    inputs, outputs = tokens.get("input_tokens"), tokens.get("output_tokens")
-    total = int(inputs + outputs) if inputs is not None and outputs is not None else None
-    return Answer(_text(message.get("content")), calls, _usage(inputs, outputs, total))
+    usage = _summed(tokens.get("input_tokens"), tokens.get("output_tokens"))
+    return Answer(_text(message.get("content")), calls, usage)
 
 
-def _usage(inputs: Any, outputs: Any, total: Any) -> dict[str, int]:
-    named = {"input_tokens": inputs, "output_tokens": outputs, "total_tokens": total}
-    return {k: int(v) for k, v in named.items() if v is not None}
+def _cohere_stream(events: list[Any]) -> Answer:
+    """The message a Cohere v2 chat stream delivers: content parts from ``content-start`` /
+    ``content-delta``, tool calls from ``tool-call-start`` / ``tool-call-delta``, usage from
+    ``message-end``."""
+    content: dict[int, dict[str, Any]] = {}
+    calls: dict[int, dict[str, Any]] = {}
+    usage = None
+    for event in events:
+        kind, index = event.get("type"), event.get("index") or 0
+        message = ((event.get("delta") or {}).get("message") or {})
+        if kind == "content-start":
+            part = message.get("content") or {}
+            kind_of_part = part.get("type") or "text"
+            content[index] = {"type": "text", "text": part.get("text") or ""} if kind_of_part == "text" else {
+                "type": kind_of_part}  # a reasoning model's thinking is not the answer
+        elif kind == "content-delta":
+            part = content.setdefault(index, {"type": "text", "text": ""})
+            if "text" in part:
+                part["text"] += (message.get("content") or {}).get("text") or ""
+        elif kind == "tool-call-start":
+            start = message.get("tool_calls") or {}
+            function = start.get("function") or {}
+            calls[index] = {"function": {"name": function.get("name"), "arguments": function.get("arguments") or ""}}
+        elif kind == "tool-call-delta":
+            call = calls.setdefault(index, {"function": {"name": None, "arguments": ""}})
+            function = (message.get("tool_calls") or {}).get("function") or {}
+            call["function"]["name"] = function.get("name") or call["function"]["name"]
+            call["function"]["arguments"] += function.get("arguments") or ""
+        elif kind == "message-end":
+            usage = (event.get("delta") or {}).get("usage") or usage
+    return _cohere_answer({"message": {"content": [content[i] for i in sorted(content)],
+                                       "tool_calls": [calls[i] for i in sorted(calls)]},
+                           "usage": usage})
+
+
+def _anthropic_answer(message: dict[str, Any]) -> Answer:
+    """An Anthropic Message: text blocks joined, ``tool_use`` blocks as tool calls (a server tool's
+    ``server_tool_use`` ran at Anthropic and is not one, as Responses' web_search_call is not);
+    input counts cache writes and reads, which ``input_tokens`` leaves out."""
+    texts, calls = [], []
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") == "tool_use":
+            calls.append({"name": block.get("name"), "arguments": _arguments(block.get("input"))})
+    usage = message.get("usage") or {}
+    inputs = _sum(usage.get("input_tokens"), usage.get("cache_creation_input_tokens"),
+                  usage.get("cache_read_input_tokens"))
+    return Answer("".join(texts) if texts else None, calls, _summed(inputs, usage.get("output_tokens")))
+
+
+def _anthropic_stream(events: list[Any]) -> Answer | None:
+    """The Message an Anthropic stream delivers: ``message_start`` gives its frame, each content
+    block is opened by ``content_block_start`` and grown by its deltas (text, a tool's input as
+    partial JSON, thinking), ``message_delta`` brings the final usage, whose counts are running
+    totals: they replace the earlier ones, and a count it leaves out keeps its earlier value."""
+    message: dict[str, Any] | None = None
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, str] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = dict(event.get("message") or {})
+            message["usage"] = dict(message.get("usage") or {})
+            blocks = dict(enumerate(message.get("content") or []))
+        elif kind == "content_block_start":
+            index = event.get("index")
+            blocks[len(blocks) if index is None else index] = dict(event.get("content_block") or {})
+        elif kind == "content_block_delta":
+            index, delta = event.get("index") or 0, event.get("delta") or {}
+            block = blocks.setdefault(index, {})
+            if delta.get("type") == "text_delta" and block.get("type", "text") == "text":
+                block["text"] = block.get("text", "") + (delta.get("text") or "")
+            elif delta.get("type") == "input_json_delta":
+                inputs[index] = inputs.get(index, "") + (delta.get("partial_json") or "")
+            elif delta.get("type") == "thinking_delta" and block.get("type") == "thinking":
+                block["thinking"] = block.get("thinking", "") + (delta.get("thinking") or "")
+        elif kind == "message_delta" and message is not None:
+            message["usage"].update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+    if message is None:
+        return None
+    for index, raw in inputs.items():
+        if raw:
+            blocks[index]["input"] = _arguments(raw)
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return _anthropic_answer(message)
+
+
+def _bedrock_answer(response: dict[str, Any]) -> Answer:
+    """A Bedrock Converse answer: ``output.message.content`` (text blocks, ``toolUse`` blocks; a
+    server tool's ``toolUse`` is not one the caller runs); input counts cache writes and reads, as
+    ``totalTokens`` does."""
+    texts, calls = [], []
+    message = (response.get("output") or {}).get("message") or {}
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif isinstance(block.get("toolUse"), dict) and block["toolUse"].get("type") != "server_tool_use":
+            calls.append({"name": block["toolUse"].get("name"), "arguments": _arguments(block["toolUse"].get("input"))})
+    usage = response.get("usage") or {}
+    inputs = _sum(usage.get("inputTokens"), usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"))
+    return Answer("".join(texts) if texts else None, calls,
+                  _usage(inputs, usage.get("outputTokens"), usage.get("totalTokens")))
+
+
+# how each chat API's answer is read: from JSON, and from a stream's events
+_JSON_ANSWERS: dict[str, Callable[[Any], Answer | None]] = {
+    "openai-responses": _responses_answer,
+    "openai-chat": _chat_answer,
+    "gemini": lambda body: _gemini_answer(body if isinstance(body, list) else [body]),
+    # streamGenerateContent without alt=sse answers with one JSON array of its chunks
+    "gemini-stream": lambda body: _gemini_answer(body if isinstance(body, list) else [body]),
+    "cohere-chat": _cohere_answer,
+    "anthropic-messages": _anthropic_answer,
+    "bedrock-converse": _bedrock_answer,
+}
+_STREAM_ANSWERS: dict[str, Callable[[list[Any]], Answer | None]] = {
+    "openai-responses": _responses_stream,
+    "openai-chat": _chat_stream,
+    "gemini": _gemini_answer,
+    "gemini-stream": _gemini_answer,
+    "cohere-chat": _cohere_stream,
+    "anthropic-messages": _anthropic_stream,
+}
 
 
 def answer(exchange: Exchange) -> Answer | None:
-    """What a chat response delivered (text, tool calls, usage); None for other traffic and for
-    error answers."""
+    """What a chat response delivered (text, tool calls, usage); None for other traffic, for
+    error answers and for answers in a form not read (Bedrock's binary event stream)."""
     api, body = exchange.api, exchange.response
     if api not in CHAT_APIS or exchange.status >= 400 or body is None:
         return None
     if isinstance(body, str):  # a stream
-        events = _events(body)
-        if api == "openai-responses":
-            done = [e["response"] for e in events if e.get("type") in ("response.completed", "response.incomplete")]
-            return _responses_answer(done[-1]) if done else None
-        if api == "openai-chat":
-            return _chat_answer(_chat_stream(events))
-        if api == "gemini":
-            return _gemini_answer(events)
+        read_stream = _STREAM_ANSWERS.get(api)
+        return read_stream([e for e in _events(body) if isinstance(e, dict)]) if read_stream else None
+    read = _JSON_ANSWERS.get(api)
+    if read is None or not isinstance(body, (list, dict)) or (isinstance(body, list) and not api.startswith("gemini")):
         return None
-    if not isinstance(body, (dict, list)):
-        return None
-    if api == "openai-responses":
-        return _responses_answer(body)
-    if api == "openai-chat":
-        return _chat_answer(body)
-    if api == "gemini":
-        return _gemini_answer(body if isinstance(body, list) else [body])
-    return _cohere_answer(body)
+    return read(body)
 
 
 # --- a whole case -------------------------------------------------------------------------------
