@@ -73,6 +73,15 @@ def agentic_rag(question: str, context: Any) -> Any:
                                          markdown=True)).run(question)
 
 
+def agentic_rag_on_claude(question: str, context: Any) -> Any:
+    """The agentic RAG seed with Agno's Claude model (its seed programs swap models this way)."""
+    from agno.models.anthropic import Claude
+
+    return _kept(context, lambda: _agent(Claude(id="claude-sonnet-4-5", max_tokens=1024),
+                                         knowledge=_recipes(context, _chroma(context)), search_knowledge=True,
+                                         markdown=True)).run(question)
+
+
 def agentic_rag_with_reasoning(question: str, context: Any) -> Any:
     """Agno's reasoning seed as written: ReasoningTools with their instructions, LanceDb hybrid
     search over Cohere embeddings with Cohere reranking (every Cohere call goes to the cassette)."""

@@ -140,6 +140,8 @@ class Agent(BaseModel):
             expected_output=self.expected_output,
             additional_context=self.additional_context,
             knowledge_context=self.knowledge.build_context() if self._searches_knowledge else None,
+            model_system_message=(self.model.get_system_message_for_model(self.get_tools())
+                                  if self.model is not None else None),
         )
 
     def get_tools(self) -> list[Function]:

@@ -61,6 +61,7 @@ def build_system_message(
     expected_output: str | None = None,
     additional_context: str | None = None,
     knowledge_context: str | None = None,
+    model_system_message: str | None = None,
 ) -> str | None:
     """The system message, or None when no part applies.
 
@@ -68,7 +69,8 @@ def build_system_message(
     time when ``now`` is given, name when ``name`` is given); toolkit instructions; then
     ``{placeholders}`` in all of the above are filled from ``session_state``; then
     expected output; additional context; the knowledge-base block (``knowledge_context``,
-    given when the agent searches a knowledge base). The whole is stripped.
+    given when the agent searches a knowledge base); what the model adds (``model_system_message``,
+    e.g. Claude's sentence for agents with tools). The whole is stripped.
     """
     text = ""
     if description:
@@ -98,5 +100,7 @@ def build_system_message(
         text += additional_context + "\n"
     if knowledge_context:
         text += knowledge_context + "\n"
+    if model_system_message:
+        text += model_system_message
     text = text.strip()
     return text or None

@@ -53,6 +53,11 @@ class Model(ABC):
         """The exact JSON body of the provider call. Pure: no clock, no network, no randomness.
         With ``output_schema`` the body asks for an answer that is a JSON instance of that model."""
 
+    def get_system_message_for_model(self, tools: list[Function]) -> str | None:
+        """Text this provider's Agno model adds at the end of an agent's built system message
+        (Agno's hook of the same name); None adds nothing."""
+        return None
+
     @abstractmethod
     def invoke(self, request: dict[str, Any]) -> ModelResponse: ...
 

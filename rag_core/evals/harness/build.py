@@ -17,7 +17,8 @@ from rag_core import Agent, Document, Knowledge
 from rag_core.models.base import Model
 from rag_core.tools import ReasoningTools
 
-PROVIDER = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "gemini"}
+PROVIDER = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "gemini",
+            "anthropic-messages": "anthropic"}
 
 
 def build_model(spec: ModelSpec, *, timeout: float | None = None) -> Model:
@@ -27,7 +28,7 @@ def build_model(spec: ModelSpec, *, timeout: float | None = None) -> Model:
     options = dict(spec.options)
     if timeout is not None:
         options.setdefault("timeout", timeout)
-    if spec.api != "gemini":
+    if spec.api != "gemini":  # a retry would send a request the script did not plan
         options.setdefault("max_retries", 0)
     try:
         return adapter_class(spec.api)(id=spec.id, **options)

@@ -37,20 +37,21 @@ class _Strict(BaseModel):
 
 def adapter_class(api: str) -> type:
     """The model adapter a case's ``model.api`` names."""
-    from rag_core.models import Gemini, OpenAIChat, OpenAIResponses
+    from rag_core.models import Claude, Gemini, OpenAIChat, OpenAIResponses
 
-    return {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat, "gemini": Gemini}[api]
+    return {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat, "gemini": Gemini,
+            "anthropic-messages": Claude}[api]
 
 
 # adapter fields a case may not set through options: model.id sets the id, keys come from the
 # environment (never from a file in the repository), and the HTTP clients are the SDK's own
-_HARNESS_OWNED = {"id", "api_key", "http_client", "async_http_client", "client"}
+_HARNESS_OWNED = {"id", "api_key", "auth_token", "http_client", "async_http_client", "client", "client_params"}
 
 
 class ModelSpec(_Strict):
     """Which adapter and model the case talks to, and adapter options (temperature, ...)."""
 
-    api: Literal["openai-responses", "openai-chat", "gemini"] = "openai-responses"
+    api: Literal["openai-responses", "openai-chat", "gemini", "anthropic-messages"] = "openai-responses"
     id: str = "gpt-5.2"
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -430,13 +431,28 @@ def case_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.yaml") if not p.name.endswith(GOLDEN_SUFFIX))
 
 
-def load_expect(path: Path) -> Expect | None:
-    """The snapshot in a ``.golden.yaml`` file, or None when it does not exist yet."""
+def read_golden(path: Path) -> str | None:
+    """A golden file's text, or None when it does not exist yet; a golden that cannot be read (a
+    folder, not UTF-8, no permission) is an error naming the file."""
     if not path.exists():
         return None
     try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseFileError(f"{shown(path)}: the golden is not UTF-8 text (byte {exc.start}); fix it or delete it "
+                            "and write it again with --update-goldens") from None
+    except OSError as exc:
+        raise CaseFileError(f"{shown(path)}: the golden cannot be read ({exc.strerror or exc})") from None
+
+
+def load_expect(path: Path) -> Expect | None:
+    """The snapshot in a ``.golden.yaml`` file, or None when it does not exist yet."""
+    text = read_golden(path)
+    if text is None:
+        return None
+    try:
         # the fast C parser first; line numbers are worked out only if there is an error
-        return Expect.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=_FAST_LOADER) or {})
+        return Expect.model_validate(yaml.load(text, Loader=_FAST_LOADER) or {})
     except (yaml.YAMLError, ValidationError):
         pass
     try:

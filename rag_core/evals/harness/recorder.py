@@ -42,7 +42,8 @@ from rag_core.evals.harness.paths import shown
 
 
 KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-version", "x-debug-trace-id"}
-KEY_VARIABLES = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
+KEY_VARIABLES = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+                 "anthropic": ("ANTHROPIC_API_KEY",)}
 EMULATOR_TARGET = "rag-core provider emulator"  # recorded_with.target of a cassette the emulator answered
 # marks the recorded requests made while ``CaseRecorder.label`` is set (a judge's: its metric)
 LABEL_HEADER = "rag-core-judge"
@@ -116,12 +117,15 @@ class Replay:
 class _AtomicPersister:
     """vcrpy's filesystem persister, writing the (staging) file atomically.
 
-    A credential refusal is kept, not raised: vcrpy saves inside its context manager's exit,
-    and an exception there leaves its HTTP-client patches in a state where the next cassette
-    records nothing. The recorder raises the refusal once vcrpy has exited cleanly."""
+    Nothing it meets is raised inside vcrpy: vcrpy saves inside its context manager's exit, and
+    an exception there leaves its HTTP-client patches in place, so the next case would record
+    into a cassette committed with part of its interactions. A credential refusal, or a write
+    that fails (a full disk, a file too large, an unwritable folder), is kept and raised by the
+    recorder once vcrpy has exited cleanly."""
 
     def __init__(self) -> None:
         self.refused: SecretInCassetteError | None = None
+        self.failed: Exception | None = None
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import FilesystemPersister
@@ -136,7 +140,13 @@ class _AtomicPersister:
         except SecretInCassetteError as exc:
             self.refused = exc
             return
-        write_atomic(Path(cassette_path), text)
+        except Exception as exc:  # noqa: BLE001 (anything: see the class docstring)
+            self.failed = exc
+            return
+        try:
+            write_atomic(Path(cassette_path), text)
+        except Exception as exc:  # noqa: BLE001
+            self.failed = exc
 
 
 class CaseRecorder:
@@ -247,6 +257,10 @@ class CaseRecorder:
                                        for r, resp in cassette.data[already:]]
             if persister.refused is not None:
                 raise persister.refused
+            if persister.failed is not None:
+                cause = persister.failed
+                raise HarnessError(f"{shown(self.path)}: the recording could not be written ({type(cause).__name__}: "
+                                   f"{cause}); the committed cassette and golden are unchanged")
         except SecretInCassetteError as exc:
             self.discard()
             raise HarnessError(

@@ -6,6 +6,7 @@ from collections import Counter
 import functools
 import hashlib
 import json
+import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -18,8 +19,8 @@ from rag_core.evals.harness import compare as comparing
 from rag_core.evals.harness import expectations
 from rag_core.evals.harness import hints
 from rag_core.evals.harness import judging
-from rag_core.evals.harness.case import GoldenCase, load_expect
-from rag_core.evals.harness.errors import CaseFileError, RecordingFailed, UnrecordedRequestError
+from rag_core.evals.harness.case import GoldenCase, load_expect, read_golden
+from rag_core.evals.harness.errors import CaseFileError, HarnessError, RecordingFailed, UnrecordedRequestError
 from rag_core.evals.harness import wire
 from rag_core.evals.harness.differential import differences
 from rag_core.evals.harness.observe import agreement, normalize, observe, observe_target
@@ -101,7 +102,8 @@ def _sdk_version(provider: str | None) -> str:
     more per case, and the installed versions do not change under a running session."""
     from importlib.metadata import PackageNotFoundError, version
 
-    wanted = {"openai": ["openai"], "gemini": ["google-genai"], None: ["openai", "google-genai", "cohere"]}[provider]
+    wanted = {"openai": ["openai"], "gemini": ["google-genai"], "anthropic": ["anthropic"],
+              None: ["openai", "google-genai", "cohere", "anthropic"]}[provider]
     found = []
     for package in wanted:
         try:
@@ -381,17 +383,28 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     # (CI) never writes one, so a case without a reviewed golden still fails there
     first_golden = recording and not golden_path.exists()
     text = dump(observed) if settings.update_goldens or first_golden else None
-    if text is not None:
-        credentials.check(comparing.shown(golden_path), observed)  # refused before anything is replaced
+    # the new golden is refused, read against the old one and staged before anything is committed:
+    # the cassette and the golden are replaced together or not at all
+    recorders = [played.recorder] + ([other.recorder] if other is not None else [])
+    staged: Path | None = None
+    try:
+        if text is not None:
+            credentials.check(comparing.shown(golden_path), observed)
+            previous = read_golden(golden_path)
+            if previous != text:
+                result.new_golden, result.updated = previous is None, True
+                staged = golden_path.with_name(f".{golden_path.name}.staged")
+                _stage(staged, text, golden_path)
+    except BaseException:
+        for each in recorders:
+            each.discard()
+        raise
     if recording:
-        recorder.commit()
-        if other is not None:
-            other.recorder.commit()
+        for each in recorders:
+            each.commit()
+    if staged is not None:
+        os.replace(staged, golden_path)
     if text is not None:
-        if not golden_path.exists() or golden_path.read_text(encoding="utf-8") != text:
-            result.new_golden = not golden_path.exists()
-            write_atomic(golden_path, text)
-            result.updated = True
         result.failures += comparing.compare(case, None, observed, golden_path).all + hand_checks
         return result
     golden = load_expect(golden_path)
@@ -407,6 +420,16 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     if result.stale and (settings.strict_cassettes or compared.all):
         result.failures += result.stale
     return result
+
+
+def _stage(staged: Path, text: str, golden_path: Path) -> None:
+    """The new golden beside the old one, whole, ready to be renamed over it."""
+    try:
+        write_atomic(staged, text)
+    except OSError as exc:
+        staged.unlink(missing_ok=True)
+        raise HarnessError(f"{comparing.shown(golden_path)}: the golden cannot be written ({exc.strerror or exc}); "
+                           "the committed cassette and golden are unchanged") from None
 
 
 def _stale(replay: Any, path: Path, case: GoldenCase, selector: str) -> list[str]:

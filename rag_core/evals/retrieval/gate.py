@@ -1,8 +1,18 @@
-"""Thresholds and baselines: the regression gate of a retrieval suite."""
+"""Thresholds and baselines: the regression gate of a retrieval suite.
+
+A baseline is one JSON file per retriever, in the suite's ``baseline`` folder, keyed by the suite
+and the retriever: ``<retriever>.json`` in a folder named after the suite (``baselines/kitchen/dense.json``
+for suite ``kitchen``), else ``<suite>@<retriever>.json`` (``baselines/kitchen@dense.json``), so
+suites sharing a folder never write or read one another's files (``@`` is in no suite or retriever
+name). The file names its suite and retriever, and both are checked when it is read. A
+``<retriever>.json`` in a folder not named after the suite (written before baselines were keyed)
+is still read while the keyed file does not exist, if it names this suite.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +23,157 @@ from rag_core.evals.retrieval.suite import SuiteSpec
 
 
 DECIMALS = 6  # baselines keep 6 decimals; compared values are rounded alike
+SEPARATOR = "@"  # between the suite and the retriever in a file name; in neither name
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be used: it names the file and the cause. ``foreign``: the file
+    is another suite's baseline (never overwritten, so nothing of that suite is lost)."""
+
+    def __init__(self, path: Path, message: str, foreign: bool = False) -> None:
+        super().__init__(message)
+        self.path = path
+        self.foreign = foreign
 
 
 def _rounded(values: dict[str, float]) -> dict[str, float]:
     return {q: round(v, DECIMALS) for q, v in values.items()}
 
 
+def baseline_folder(suite: SuiteSpec, root: Path) -> Path | None:
+    return root / suite.baseline if suite.baseline else None
+
+
 def baseline_file(suite: SuiteSpec, root: Path, retriever: str) -> Path | None:
-    return root / suite.baseline / f"{retriever}.json" if suite.baseline else None
-
-
-def load_baseline(path: Path | None) -> dict[str, Any] | None:
-    if path is None or not path.exists():
+    """Where this suite keeps this retriever's baseline (see the module's docstring), or None
+    when the suite keeps no baselines."""
+    folder = baseline_folder(suite, root)
+    if folder is None:
         return None
+    own = folder.name == suite.name
+    return folder / (f"{retriever}.json" if own else f"{suite.name}{SEPARATOR}{retriever}.json")
+
+
+def legacy_file(suite: SuiteSpec, root: Path, retriever: str) -> Path | None:
+    """The unkeyed ``<retriever>.json`` of a suite whose folder is not named after it (what was
+    written before baselines were keyed), or None where the keyed name is that name already."""
+    folder = baseline_folder(suite, root)
+    if folder is None or folder.name == suite.name:
+        return None
+    return folder / f"{retriever}.json"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def shape_problem(data: Any) -> str | None:
+    """Why ``data`` (a parsed JSON document) is not a baseline, or None when it is one: a mapping
+    with ``suite`` and ``retriever`` (names), ``metrics`` (metric -> number) and ``per_query``
+    (metric -> query -> number)."""
+    if not isinstance(data, dict):
+        return f"expected a mapping with suite, retriever, metrics and per_query, got {json.dumps(data)[:40]}"
+    missing = [k for k in ("suite", "retriever", "metrics", "per_query") if k not in data]
+    if missing:
+        return f"it has no {', '.join(missing)} (a baseline names its suite, retriever, metrics and per_query values)"
+    for key in ("suite", "retriever"):
+        if not isinstance(data[key], str) or not data[key]:
+            return f"{key} is {json.dumps(data[key])[:40]}, not a name"
+    if not isinstance(data["metrics"], dict):
+        return f"metrics is {json.dumps(data['metrics'])[:40]}, not a mapping of metric to number"
+    for metric, value in data["metrics"].items():
+        if not _number(value):
+            return f"metrics.{metric} is {json.dumps(value)[:40]}, not a number"
+    if not isinstance(data["per_query"], dict):
+        return f"per_query is {json.dumps(data['per_query'])[:40]}, not a mapping of metric to per-query numbers"
+    for metric, values in data["per_query"].items():
+        if not isinstance(values, dict):
+            return f"per_query.{metric} is {json.dumps(values)[:40]}, not a mapping of query to number"
+        for query, value in values.items():
+            if not _number(value):
+                return f"per_query.{metric}.{query} is {json.dumps(value)[:40]}, not a number"
+    return None
+
+
+def read_baseline(path: Path) -> dict[str, Any]:
+    """The file's baseline, whoever's it is; BaselineError naming the file when it is not one."""
+    from rag_core.evals.harness.paths import shown
+
+    hint = "fix it or rewrite it with pytest evals/ --update-baselines"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(path, f"{shown(path)}: the baseline cannot be read ({exc})") from exc
+    try:
+        data = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc}); fix it or rewrite it with --update-baselines") from exc
+        raise BaselineError(path, f"{shown(path)}: not valid JSON ({exc}); {hint}") from exc
+    problem = shape_problem(data)
+    if problem:
+        raise BaselineError(path, f"{shown(path)}: not a baseline: {problem}; {hint}")
+    return data
+
+
+def is_baseline(path: Path) -> bool:
+    """Whether the file is baseline-shaped (only such a file is ever a baseline orphan)."""
+    try:
+        read_baseline(path)
+    except BaselineError:
+        return False
+    return True
+
+
+def load_baseline(suite: SuiteSpec, root: Path, retriever: str) -> dict[str, Any] | None:
+    """This retriever's baseline, or None when it has none yet (or the suite keeps none).
+
+    A file there that is not a baseline, or is another suite's or retriever's, is a BaselineError
+    naming the file and the cause: never a gate silently left without its baseline."""
+    from rag_core.evals.harness.paths import shown
+
+    path = baseline_file(suite, root, retriever)
+    if path is None:
+        return None
+    if not path.exists():
+        legacy = legacy_file(suite, root, retriever)
+        if legacy is None or not legacy.exists():
+            return None
+        path = legacy
+    data = read_baseline(path)
+    keyed = baseline_file(suite, root, retriever)
+    if data["suite"] != suite.name:
+        if path != keyed and data["suite"] == path.parent.name:
+            return None  # the own file of the suite this folder is named after, not a legacy one of ours
+        other, where = data["suite"], (
+            f"where suite {suite.name} keeps retriever {retriever}'s baseline" if path == keyed else
+            f"read as suite {suite.name}'s while it has no {shown(keyed)}")
+        raise BaselineError(
+            path, f"{shown(path)}: the baseline of suite {other!r}, not of suite {suite.name!r} ({where}); if suite "
+                  f"{other} still uses it, rename it {other}{SEPARATOR}{data['retriever']}.json, else delete it; then "
+                  f"write suite {suite.name}'s with pytest evals/ --update-baselines", foreign=True)
+    if data["retriever"] != retriever:
+        raise BaselineError(
+            path, f"{shown(path)}: the baseline of retriever {data['retriever']!r}, not of {retriever!r} (suite "
+                  f"{suite.name}); rewrite it with pytest evals/ --update-baselines")
+    return data
+
+
+def owned_baselines(suite: SuiteSpec, root: Path) -> set[Path]:
+    """The files this suite reads as its baselines (resolved): every retriever's keyed file, and
+    its legacy file while the keyed one does not exist and the legacy one names this suite."""
+    owned: set[Path] = set()
+    for retriever in suite.retrievers:
+        path = baseline_file(suite, root, retriever.name)
+        if path is None:
+            return owned
+        owned.add(path.resolve())
+        legacy = legacy_file(suite, root, retriever.name)
+        if legacy is not None and not path.exists() and legacy.exists():
+            try:
+                if read_baseline(legacy)["suite"] == suite.name:
+                    owned.add(legacy.resolve())
+            except BaselineError:
+                pass  # not a baseline: never an orphan anyway
+    return owned
 
 
 def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> None:

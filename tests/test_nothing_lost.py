@@ -1,0 +1,120 @@
+"""Nothing lost: a recording whose files cannot be written leaves the committed cassette and
+golden as they were, says so in one line, and leaves the next case recording whole; files land
+with the user's umask."""
+
+from __future__ import annotations
+
+import errno
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rag_core.evals.harness.case import parse_case_file
+from rag_core.evals.harness.errors import HarnessError
+from rag_core.evals.harness.runner import Settings, run_case
+
+CASE = """
+id: {id}
+agent: {{instructions: [Be brief.]}}
+input: What is in the pantry?
+emulate:
+  - text: {answer}
+"""
+
+
+def _case(folder: Path, case_id: str, answer: str = "Fish sauce."):
+    path = folder / "goldens" / f"{case_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(CASE.format(id=case_id, answer=answer)))
+    [case] = parse_case_file(path)
+    return case
+
+
+def _settings(folder: Path, **extra) -> Settings:
+    return Settings(cassettes_dir=folder / "cassettes", fixtures_dir=folder, record_mode="rewrite", emulator=True,
+                    update_goldens=True, **extra)
+
+
+def test_a_cassette_that_cannot_be_written_leaves_the_next_case_recording_whole(tmp_path, monkeypatch):
+    from rag_core.evals.harness import recorder
+
+    first, second = _case(tmp_path, "first"), _case(tmp_path, "second")
+    real_write = recorder.write_atomic
+
+    def disk_full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(recorder, "write_atomic", disk_full)
+    with pytest.raises(HarnessError, match=r"cassettes/first.yaml: the recording could not be written \(OSError: "
+                                           r"\[Errno 28\] No space left on device\); the committed cassette and golden "
+                                           "are unchanged"):
+        run_case(first, _settings(tmp_path))
+    assert not (tmp_path / "cassettes" / "first.yaml").exists() and not first.golden_path.exists()
+    assert not list((tmp_path / "cassettes").glob(".*")), "no staging file is left behind"
+
+    monkeypatch.setattr(recorder, "write_atomic", real_write)
+    assert not run_case(second, _settings(tmp_path)).failures
+    replayed = run_case(second, Settings(cassettes_dir=tmp_path / "cassettes", fixtures_dir=tmp_path,
+                                         strict_cassettes=True))
+    assert not replayed.failures and not replayed.stale  # every interaction was committed, none lost
+
+
+@pytest.mark.parametrize("damage", ["not utf-8", "a folder"])
+def test_a_golden_that_cannot_be_read_leaves_the_cassette_as_it_was(tmp_path, damage):
+    case = _case(tmp_path, "pantry")
+    assert not run_case(case, _settings(tmp_path)).failures
+    cassette = tmp_path / "cassettes" / "pantry.yaml"
+    before = cassette.read_bytes()
+    case = _case(tmp_path, "pantry", answer="Only fish sauce.")
+    if damage == "a folder":
+        case.golden_path.unlink()
+        case.golden_path.mkdir()
+        expected = "the golden cannot be read"
+    else:
+        case.golden_path.write_bytes(b"output: \xff\xfe\n")
+        expected = "the golden is not UTF-8 text"
+    with pytest.raises(HarnessError, match=expected):
+        run_case(case, _settings(tmp_path))
+    assert cassette.read_bytes() == before
+    assert [p.name for p in cassette.parent.iterdir()] == ["pantry.yaml"]
+
+
+def test_a_golden_that_cannot_be_written_leaves_the_cassette_as_it_was(tmp_path, monkeypatch):
+    from rag_core.evals.harness import runner
+
+    case = _case(tmp_path, "pantry")
+    assert not run_case(case, _settings(tmp_path)).failures
+    cassette, golden = tmp_path / "cassettes" / "pantry.yaml", case.golden_path
+    before = (cassette.read_bytes(), golden.read_bytes())
+
+    def read_only(path, data):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(runner, "write_atomic", read_only)
+    with pytest.raises(HarnessError, match="goldens/pantry.golden.yaml: the golden cannot be written"):
+        run_case(_case(tmp_path, "pantry", answer="Only fish sauce."), _settings(tmp_path))
+    assert (cassette.read_bytes(), golden.read_bytes()) == before
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_written_files_take_the_users_umask(tmp_path, umask, mode):
+    previous = os.umask(umask)
+    try:
+        case = _case(tmp_path, "pantry")
+        assert not run_case(case, _settings(tmp_path)).failures
+    finally:
+        os.umask(previous)
+    for path in (tmp_path / "cassettes" / "pantry.yaml", case.golden_path):
+        assert path.stat().st_mode & 0o777 == mode, path
+
+
+def test_a_rewritten_file_keeps_its_mode(tmp_path):
+    from rag_core._files import write_atomic
+
+    path = tmp_path / "golden.yaml"
+    path.write_text("old\n")
+    path.chmod(0o640)
+    write_atomic(path, "new\n")
+    assert path.read_text() == "new\n" and path.stat().st_mode & 0o777 == 0o640
