@@ -78,12 +78,35 @@ def test_a_project_without_golden_cases_sees_no_extra_output(tmp_path):
 
 
 def test_the_plugins_register_their_options_in_one_group(tmp_path):
-    result = pytest_in(tmp_path, "--help")
+    # without pytest-recording (which defines --record-mode and --block-network when it is there)
+    result = pytest_in(tmp_path, "-p", "no:recording", "--help")
     sections = [line for line in result.stdout.splitlines() if line.startswith("rag-core")]
     assert sections == ["rag-core golden cases and retrieval suites:"], sections
     section = result.stdout.split(sections[0], 1)[1].split("\n\n", 1)[0]
-    for option in ("--update-goldens", "--record-mode", "--emulator", "--update-baselines", "--report-dir"):
+    for option in ("--update-goldens", "--record-mode", "--block-network", "--emulator", "--update-baselines",
+                   "--report-dir"):
         assert option in section
+
+
+def test_the_golden_plugin_works_beside_pytest_recording(tmp_path):
+    """Both define --record-mode and --block-network; installed together, pytest started with an
+    argparse conflict. Now pytest-recording defines them and both read the same values."""
+    import importlib.util
+
+    assert importlib.util.find_spec("pytest_recording"), "pytest-recording is a dev dependency"
+    assert pytest_in(tmp_path, "--help").returncode == 0
+    (tmp_path / "fixtures" / "goldens").mkdir(parents=True)
+    (tmp_path / "fixtures" / "goldens" / "pantry.yaml").write_text(CASE)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "test_goldens.py").write_text(
+        "def test_golden_case(golden_case, golden_harness):\n    golden_harness.check(golden_case)\n")
+    (tmp_path / "evals" / "test_vcr.py").write_text(
+        "import pytest\n\n@pytest.mark.vcr\ndef test_uses_pytest_recording(record_mode):\n"
+        "    assert record_mode == 'once'\n")
+    recorded = pytest_in(tmp_path, "evals/", "--record-mode=once", "--emulator", "--block-network")
+    assert recorded.returncode == 0 and "2 passed" in recorded.stdout, recorded.stdout + recorded.stderr
+    replayed = pytest_in(tmp_path, "evals/test_goldens.py")
+    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout
 
 
 CASE = """\

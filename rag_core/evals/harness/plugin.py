@@ -34,15 +34,15 @@ class CaseRef:
     error: str | None = None
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("rag-core", "rag-core golden cases and retrieval suites")
     group.addoption("--update-goldens", action="store_true", default=False,
                     help="write what each case observed into its .golden.yaml instead of comparing")
-    try:
+    if not _pytest_recording_active(pluginmanager):  # else its --record-mode and --block-network, same meaning
         group.addoption("--record-mode", default="none", choices=RECORD_MODES,
                         help="cassette record mode: none (replay only, default), once, new_episodes, all, rewrite")
-    except ValueError:  # another plugin (pytest-recording) already defines it; share its value
-        pass
+        group.addoption("--block-network", action="store_true", default=False,
+                        help="refuse non-loopback connections even while recording live (always on otherwise)")
     group.addoption("--case", action="append", default=[], metavar="ID",
                     help="run only the golden case with this id (and its .sync/.stream variants); repeatable")
     group.addoption("--emulator", action="store_true", default=False,
@@ -53,8 +53,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="fail cases whose cassette no longer matches what the agent sends (default on under CI)")
     group.addoption("--no-strict-cassettes", action="store_false", dest="strict_cassettes",
                     help="only report stale cassettes")
-    group.addoption("--block-network", action="store_true", default=False,
-                    help="refuse non-loopback connections even while recording live (always on otherwise)")
     group.addoption("--golden-report", default=None, metavar="PATH",
                     help="write a markdown summary of the golden cases (for CI job summaries)")
     group.addoption("--prune-orphans", action="store_true", default=False,
@@ -70,6 +68,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("rag_core_scrub_headers", "more request header names to scrub from recordings", type="linelist", default=[])
     parser.addini("rag_core_secret_patterns", "more regular expressions of credentials that must never be written",
                   type="linelist", default=[])
+
+
+def _pytest_recording_active(pluginmanager: pytest.PytestPluginManager) -> bool:
+    """pytest-recording defines --record-mode and --block-network too, with the same meaning; both
+    plugins load in one project only if one defines them. Which loads first is pytest's choice, so
+    when it is installed and not disabled (``-p no:recording``), it defines them (its default
+    record mode is None: read as none)."""
+    return importlib.util.find_spec("pytest_recording") is not None and not pluginmanager.is_blocked("recording")
+
+
+def record_mode(config: pytest.Config) -> str:
+    return config.getoption("record_mode", None) or "none"
 
 
 def _folder(config: pytest.Config, name: str) -> Path:
@@ -144,7 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--repeat needs --live: replayed runs give the same result every time")
     if repeat < 1:
         raise pytest.UsageError(f"--repeat={repeat}: give at least 1 run")
-    if live and (config.getoption("update_goldens") or config.getoption("record_mode", "none") != "none"):
+    if live and (config.getoption("update_goldens") or record_mode(config) != "none"):
         raise pytest.UsageError("--live writes no cassette or golden: drop --update-goldens and --record-mode")
     report = config.getoption("golden_report", None)
     if report:
@@ -216,9 +226,9 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
     settings = Settings(
         cassettes_dir=_folder(config, "rag_core_cassettes"),
         fixtures_dir=_folder(config, "rag_core_fixtures"),
-        record_mode=config.getoption("record_mode"),
+        record_mode=record_mode(config),
         strict_cassettes=bool(os.environ.get("CI")) if strict is None else strict,
-        block_network=config.getoption("block_network"),
+        block_network=bool(config.getoption("block_network", False)),
         update_goldens=config.getoption("update_goldens"),
         record_timeout=config.getoption("record_timeout"),
         live=config.getoption("live"),
@@ -335,16 +345,12 @@ class _Summary:
                 entry["live"] = info
 
     def _orphans(self) -> tuple[list[Path], str | None]:
-        from rag_core.evals.orphans import golden_orphans
+        from rag_core.evals.orphans import GoldenFiles
 
-        refs = self.config.stash[STASH].get("refs")
-        if refs is None:
+        if self.config.stash[STASH].get("refs") is None:
             return [], None
-        broken = [r for r in refs if r.error is not None]
-        if broken:  # a case that does not load still owns its files: list nothing rather than wrongly
-            return [], f"orphans not checked: {len(broken)} case file(s) did not load"
-        return golden_orphans((r.case for r in refs), _folder(self.config, "rag_core_cases"),
-                              _folder(self.config, "rag_core_cassettes")), None
+        # the case files as they are now (a case recorded meanwhile owns its files); none if one does not load
+        return GoldenFiles(_folder(self.config, "rag_core_cases"), _folder(self.config, "rag_core_cassettes")).orphans()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.cases or hasattr(self.config, "workerinput"):
@@ -373,11 +379,12 @@ class _Summary:
         if note:
             terminalreporter.write_line(f"  {note}")
         if orphans:
-            from rag_core.evals.orphans import prune
+            from rag_core.evals.orphans import GoldenFiles, prune_lines
 
             if self.config.getoption("prune_orphans"):
-                for path in prune(orphans):
-                    terminalreporter.write_line(f"  orphan deleted: {shown(path)}")
+                files = GoldenFiles(_folder(self.config, "rag_core_cases"), _folder(self.config, "rag_core_cassettes"))
+                for line in prune_lines(files, orphans, self.config):  # each re-checked just before it is deleted
+                    terminalreporter.write_line(line)
             else:
                 for path in orphans:
                     terminalreporter.write_line(f"  orphan (no case uses it): {shown(path)}")
