@@ -50,7 +50,7 @@ def test_the_harness_install_requires_no_sdk_and_no_numerical_stack():
     required = [r.split(";")[0].replace(" ", "") for r in requires("rag-core") or []
                 if "extra ==" not in r or 'extra == "harness"' in r]
     names = {re.split(r"[<>=\[!~]", r, maxsplit=1)[0].lower() for r in required}
-    assert names == {"pydantic", "pyyaml", "pytest", "vcrpy"}, required
+    assert names == {"pydantic", "pyyaml", "pytest", "vcrpy", "packaging"}, required
 
 
 def test_the_pytest_plugins_import_nothing_heavy(tmp_path):
@@ -139,3 +139,25 @@ def test_a_user_project_with_its_own_evals_package_records_and_replays(tmp_path)
     replayed = pytest_in(tmp_path, "evals/")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "2 passed" in replayed.stdout
+
+
+def test_every_third_party_module_the_library_imports_is_declared():
+    """``httpx2`` was imported by the readers but declared nowhere (it came with the openai SDK)."""
+    import ast
+    from importlib.metadata import packages_distributions, requires
+
+    declared = {re.split(r"[<>=\[!~; ]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requires("rag-core") or []}
+    owners = packages_distributions()
+    missing = set()
+    for path in (ROOT / "rag_core").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top in ("rag_core", "__future__"):
+                    continue
+                distributions = {d.lower().replace("_", "-") for d in owners.get(top, [top])}
+                if not distributions & declared:
+                    missing.add((top, path.relative_to(ROOT).as_posix()))
+    assert not missing, sorted(missing)

@@ -179,3 +179,16 @@ def test_the_body_goes_on_the_wire_as_built_and_as_the_sdk_resource_would_send_i
     sent_by_create, headers_by_create = _wire(via_create, model_class, body)
     assert sent == json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
     assert json.loads(sent) == json.loads(sent_by_create) and headers == headers_by_create
+
+
+def test_an_async_http_client_is_recognised_by_what_it_is_not_its_class_name():
+    """``openai.DefaultAsyncHttpxClient()`` (class ``_DefaultAsyncHttpxClient``) made ``client()``
+    raise and was silently left out of ``async_client()``."""
+    import openai
+
+    from rag_core.models import OpenAIResponses
+
+    given = openai.DefaultAsyncHttpxClient()
+    model = OpenAIResponses(id="gpt-5.2", api_key="sk-test", http_client=given)
+    assert model.async_client()._client is given
+    assert model.client()._client is not given  # the sync client is the shared one, built without error

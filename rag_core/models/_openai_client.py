@@ -124,7 +124,11 @@ def _shared_http_client() -> Any:
 
 
 def _is_async_client(client: Any) -> bool:
-    return type(client).__name__ == "AsyncClient"
+    """An async HTTP client, by what it does (its ``send`` is a coroutine function), not by its
+    class name: the SDK's own ``DefaultAsyncHttpxClient`` and any subclass count."""
+    import inspect
+
+    return inspect.iscoroutinefunction(getattr(type(client), "send", None))
 
 
 def translate_error(exc: Exception) -> Exception:
