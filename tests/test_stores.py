@@ -100,6 +100,32 @@ def test_search_types_and_metadata_filters(make_store, search_type):
     assert knowledge.search("garlic", filters={"source": "nowhere"}) == []
 
 
+def test_a_filter_means_equality_of_the_whole_value_in_every_store(make_store):
+    """PgVector filtered by jsonb containment: {"tags": ["soup"]} also matched ["soup", "thai"]."""
+    knowledge = Knowledge(vector_db=make_store())
+    knowledge.insert("Tom kha gai: coconut soup with galangal.", name="tom_kha", metadata={"tags": ["soup", "thai"]})
+    knowledge.insert("Tom yum: hot and sour soup.", name="tom_yum", metadata={"tags": ["soup"]})
+    if type(knowledge.vector_db).__name__ == "ChromaDb":  # Chroma's where clauses take scalars only: said
+        with pytest.raises(VectorDbError, match="ChromaDb filters need scalar values; 'tags' is list"):
+            knowledge.search("soup", filters={"tags": ["soup"]})
+        return
+    found = knowledge.search("soup", filters={"tags": ["soup"]})
+    assert [d.name for d in found] == ["tom_yum"]
+    assert {d.name for d in knowledge.search("soup", filters={"tags": ["soup", "thai"]})} == {"tom_kha"}
+
+
+def test_a_keyword_only_lancedb_leaves_the_callers_documents_as_they_were(tmp_path):
+    """LanceDb without an embedder set ``embedding = [0.0]`` on the caller's documents: inserting
+    them into a vector store next stored 1-d vectors."""
+    documents = [Document(content="Pad thai with tamarind.", name="pad_thai")]
+    LanceDb(uri=str(tmp_path / "lance"), table_name="recipes", search_type=SearchType.keyword).insert(documents)
+    assert documents[0].embedding is None
+    embedder = HashEmbedder()
+    vectors = InMemoryVectorDb(embedder=embedder)
+    vectors.insert(documents)
+    assert len(documents[0].embedding) == len(embedder.get_embedding("pad thai")) > 1
+
+
 def test_changing_a_document_after_insert_or_a_search_result_leaves_the_store_as_it_was(make_store):
     """Every store hands out documents of their own: the database ones build them from rows,
     and the in-memory one must not share its metadata with the caller either way."""

@@ -169,8 +169,13 @@ class LanceDb(VectorDb):
         return found
 
     def _rows(self, documents: list[Document]) -> list[dict[str, Any]]:
+        def vector(d: Document) -> list[float] | None:
+            if self.embedder is None:  # keyword-only tables still need a vector column: a placeholder
+                return [0.0]
+            return [float(x) for x in d.embedding] if d.embedding is not None else None
+
         return [{"id": d.id, "name": d.name, "content": d.content, "meta_data": json.dumps(d.meta_data, ensure_ascii=False),
-                 "vector": [float(x) for x in d.embedding] if d.embedding is not None else None} for d in documents]
+                 "vector": vector(d)} for d in documents]
 
     def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int:
         with self._lock():
@@ -180,10 +185,9 @@ class LanceDb(VectorDb):
             return self._write_locked(documents, replace_name, upsert)
 
     def _write_locked(self, documents: list[Document], replace_name: str | None, upsert: bool) -> int:
-        if self.embedder is None:
-            for d in documents:  # keyword-only tables still need a vector column: a placeholder
-                d.embedding = [0.0]
-        sizes = {len(d.embedding) for d in documents if d.embedding is not None}
+        # the caller's documents are never changed: a keyword-only table's placeholder vector is
+        # made for its rows only (``_rows``)
+        sizes = {1} if self.embedder is None else {len(d.embedding) for d in documents if d.embedding is not None}
         if len(sizes) > 1:
             raise VectorDbError(f"documents carry embeddings of different sizes: {sorted(sizes)}")
         dims = next(iter(sizes), None) or 1

@@ -367,7 +367,16 @@ class PgVector(VectorDb):
         sql = self._sql()
         if not filters:
             return sql.SQL("TRUE"), ()
-        return sql.SQL("meta_data @> %s::jsonb"), (json.dumps(filters),)
+        # containment uses the GIN index; for a scalar it is equality, for a list or a mapping it is
+        # looser ({"tags": ["soup"]} would match ["soup", "thai"]), so those keys are also compared
+        # whole: one filter meaning in every store (key equal to value)
+        clause = [sql.SQL("meta_data @> %s::jsonb")]
+        params: list[Any] = [json.dumps(filters)]
+        for key, value in filters.items():
+            if isinstance(value, (list, dict)):
+                clause.append(sql.SQL("meta_data -> %s = %s::jsonb"))
+                params += [key, json.dumps(value)]
+        return sql.SQL(" AND ").join(clause), tuple(params)
 
     def _vector_cte(self, filters: dict[str, Any] | None) -> tuple[Any, tuple[Any, ...]]:
         sql = self._sql()
