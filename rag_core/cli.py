@@ -35,12 +35,14 @@ class _Parser(argparse.ArgumentParser):
 def _load_script(path: Path) -> list[Any]:
     """The turns of a script file: a YAML list of turns, or a case file's ``emulate:`` list."""
     import yaml
+
+    from rag_core.evals.harness.yaml_lines import load_bounded
     from pydantic import TypeAdapter, ValidationError
 
     from rag_core.evals.emulator.script import ScriptedError, ScriptedTurn
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_bounded(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, yaml.YAMLError) as exc:

@@ -120,6 +120,17 @@ def test_recording_without_keys_or_emulator_says_how(project, monkeypatch):
         ("id: bad\ninput: hi\nemulate:\n  - {txt: hi}\n", "*broken.yaml:4: emulate.0*txt*"),
         ("id: bad\ninput: hi\nagent: {no_such_option: 1}\n", "*agent.no_such_option: Extra inputs are not permitted*"),
         ("- just\n- a list\n", "*broken.yaml: a case file must be a mapping*"),
+        # an expect: written twice: YAML kept the last, and a check that would have failed vanished
+        ("id: bad\ninput: hi\nexpect: {output: {contains: x}}\nexpect: {}\n",
+         "fixtures/goldens/broken.yaml:4: not valid YAML: the key 'expect' is written twice in one mapping (first on "
+         "line 3)*"),
+        # 500 nested lists: an INTERNALERROR RecursionError, and no case ran
+        ("id: bad\ninput: hi\nemulate: " + "[" * 500 + "]" * 500 + "\n",
+         "*broken.yaml: not valid YAML: it is nested more deeply than can be read"),
+        # a 709-byte alias bomb took 20 s and 3.4 GB
+        ("".join(f"{a}: &{a} [" + ", ".join([f"*{p}"] * 9 if p else ["x"] * 9) + "]\n"
+                 for p, a in zip([None, *"abcdefgh"], "abcdefghi")) + "id: bad\ninput: hi\n",
+         "*broken.yaml:1: not valid YAML: its aliases expand to more than 1,000,000 nodes (a YAML alias bomb?)"),
     ],
 )
 def test_malformed_case_files_give_one_clear_error_each(project, content, message):

@@ -7,12 +7,12 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from rag_core.evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec, adapter_class
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.yaml_lines import load_bounded
 from rag_core import Agent, Document, Knowledge
 from rag_core.models.base import Model
 from rag_core.tools import ReasoningTools
@@ -38,7 +38,7 @@ def build_model(spec: ModelSpec, *, timeout: float | None = None) -> Model:
 
 @functools.lru_cache(maxsize=32)
 def _corpus(path: Path, mtime_ns: int) -> list[dict[str, Any]]:
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return load_bounded(path.read_text(encoding="utf-8"))
 
 
 def build_knowledge(spec: KnowledgeSpec, fixtures: Path) -> Knowledge:

@@ -24,11 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rag_core.evals.emulator.script import ScriptedError, ScriptedTurn
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.paths import shown
-from rag_core.evals.harness.yaml_lines import line_of, load_with_lines
+from rag_core.evals.harness.yaml_lines import line_of, load_bounded, load_with_lines
 from rag_core.evals.judge import Metric
 
 GOLDEN_SUFFIX = ".golden.yaml"
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Strict(BaseModel):
@@ -396,6 +395,8 @@ def parse_case_file(path: Path) -> list[GoldenCase]:
         case = GoldenCase.model_validate(data)
     except ValidationError as exc:
         raise CaseFileError(_error_location(exc, data, mappings, path)) from None
+    except RecursionError:
+        raise CaseFileError(f"{shown(path)}: it is nested more deeply than can be read") from None
     case.source = path
     if isinstance(case.stream, bool):
         return [case]
@@ -452,7 +453,7 @@ def load_expect(path: Path) -> Expect | None:
         return None
     try:
         # the fast C parser first; line numbers are worked out only if there is an error
-        return Expect.model_validate(yaml.load(text, Loader=_FAST_LOADER) or {})
+        return Expect.model_validate(load_bounded(text) or {})
     except (yaml.YAMLError, ValidationError):
         pass
     try:

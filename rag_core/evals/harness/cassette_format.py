@@ -24,6 +24,7 @@ from rag_core.evals.credentials import detector
 from rag_core.evals.harness.errors import CassetteFileError, SecretInCassetteError
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_dump import dump
+from rag_core.evals.harness.yaml_lines import load_bounded
 
 FORMAT_VERSION = 1  # the ``version`` field of every cassette this code writes and reads
 
@@ -86,7 +87,7 @@ def serialize(data: dict[str, Any]) -> str:
 @functools.lru_cache(maxsize=64)
 def _parse(text: str) -> Any:
     """Parsed YAML of a cassette text; the same text is parsed once per process (callers copy)."""
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return load_bounded(text)
 
 
 def deserialize(text: str) -> dict[str, Any]:

@@ -57,6 +57,12 @@ def validate_gemini_body(body: dict[str, Any]) -> None:
     types.GenerationConfig.model_validate_json(json.dumps(body.get("generationConfig", {})))
 
 
+def validate_anthropic_body(body: dict[str, Any]) -> None:
+    from anthropic.types import message_create_params as p
+
+    _validate(p.MessageCreateParamsStreaming if body.get("stream") else p.MessageCreateParamsNonStreaming, body)
+
+
 def validate_request(path: str, body: dict[str, Any]) -> None:
     """Validate a body by the endpoint it goes to."""
     if path.endswith("/responses"):
@@ -65,6 +71,8 @@ def validate_request(path: str, body: dict[str, Any]) -> None:
         validate_chat_body(body)
     elif ":generateContent" in path or ":streamGenerateContent" in path:
         validate_gemini_body(body)
+    elif path.endswith("/v1/messages"):
+        validate_anthropic_body(body)
     elif path.endswith((":batchEmbedContents", "/embeddings", "/embed", "/rerank")):
         return  # built by the SDKs themselves, not by rag_core
     else:

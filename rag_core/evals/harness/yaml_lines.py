@@ -1,4 +1,12 @@
-"""Load YAML while remembering where each mapping key is, for error messages with line numbers."""
+"""Load YAML the harness reads (case files, goldens, cassettes, suites) within bounds, and, for
+case files, remember where each mapping key is, for error messages with line numbers.
+
+Bounds, so that one bad file is one clear error, not a dead session:
+- aliases may not expand past ``MAX_NODES`` nodes (a 709-byte alias bomb expanded to gigabytes);
+- nesting deeper than Python's recursion allows is an error, not an ``INTERNALERROR``;
+- a key written twice in one mapping is an error (YAML would silently keep the last: an
+  ``expect:`` that would have failed vanished).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +15,74 @@ from typing import Any
 
 import yaml
 
+MAX_NODES = 1_000_000  # far above any real case, golden or cassette (the largest here: ~60,000)
+_FAST = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class BoundsError(yaml.YAMLError):
+    """A document past the reader's bounds (the message says which)."""
+
+    def __init__(self, problem: str, mark: Any = None) -> None:
+        super().__init__(problem)
+        self.problem, self.problem_mark = problem, mark
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many nodes the document has once every alias is written out, counted without writing
+    them out (each node's size once, in post-order, without recursion)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else (
+            list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        if done:
+            on_path.discard(id(node))
+            sizes[id(node)] = min(MAX_NODES + 1, 1 + sum(sizes.get(id(c), 0) for c in children))
+            continue
+        if id(node) in on_path:  # a recursive alias: infinite once written out
+            raise BoundsError("an alias refers to a node that contains it", node.start_mark)
+        on_path.add(id(node))
+        stack.append((node, True))
+        stack += [(c, False) for c in children if id(c) not in sizes]
+    return sizes[id(root)]
+
+
+def _document(loader: Any) -> Any:
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node) > MAX_NODES:
+            raise BoundsError(f"its aliases expand to more than {MAX_NODES:,} nodes (a YAML alias bomb?)",
+                              node.start_mark)
+        return loader.construct_document(node)
+    except RecursionError:
+        raise BoundsError("it is nested more deeply than can be read") from None
+    finally:
+        loader.dispose()
+
+
+def load_bounded(text: str) -> Any:
+    """``text`` parsed as YAML (the fast C parser where installed), within the bounds above."""
+    return _document(_FAST(text))
+
 
 class _LineLoader(yaml.SafeLoader):
     pass
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            first = seen.setdefault(key_node.value, key_node.start_mark.line + 1)
+            if first != key_node.start_mark.line + 1:
+                raise BoundsError(f"the key {key_node.value!r} is written twice in one mapping (first on line {first}); "
+                                  "YAML would keep only the last", key_node.start_mark)
     mapping = loader.construct_mapping(node, deep=True)
     lines = {}
     for key_node, _ in node.value:
@@ -30,10 +100,7 @@ def load_with_lines(path: Path) -> tuple[Any, list[tuple[dict[str, Any], dict[st
     loader = _LineLoader(path.read_text(encoding="utf-8"))
     loader.key_lines = {}  # type: ignore[attr-defined]
     loader.mappings = []  # type: ignore[attr-defined]
-    try:
-        data = loader.get_single_data()
-    finally:
-        loader.dispose()
+    data = _document(loader)
     return data, loader.mappings  # type: ignore[attr-defined]
 
 

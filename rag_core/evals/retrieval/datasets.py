@@ -115,12 +115,14 @@ def load_judged_yaml(path: str | Path) -> Dataset:
     """
     import yaml
 
+    from rag_core.evals.harness.yaml_lines import load_bounded
+
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: missing")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
+        data = load_bounded(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict) or "corpus" not in data or not isinstance(data.get("queries"), list):
         raise DatasetError(f"{path}: expected a mapping with 'corpus' (a file) and 'queries' (a list)")

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rag_core.evals.harness.yaml_lines import load_bounded
 from rag_core.evals.retrieval.metrics import parse_metric
 
 
@@ -192,8 +193,8 @@ class SuiteFileError(ValueError):
 
 def load_suite(path: Path) -> SuiteSpec:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = load_bounded(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SuiteFileError(f"{path}: cannot be read as YAML ({exc})") from exc
     try:
         suite = SuiteSpec.model_validate(data)
