@@ -39,7 +39,7 @@ def _load_script(path: Path) -> list[Any]:
     from rag_core.evals.harness.yaml_lines import load_bounded
     from pydantic import TypeAdapter, ValidationError
 
-    from rag_core.evals.emulator.script import ScriptedError, ScriptedTurn
+    from rag_core.evals.emulator.script import ScriptEntry
 
     try:
         data = load_bounded(path.read_text(encoding="utf-8"))
@@ -52,7 +52,7 @@ def _load_script(path: Path) -> list[Any]:
     if not isinstance(data, list):
         raise UsageError(f"{path}: a script is a list of turns (or a case file with an emulate: list)")
     try:
-        return TypeAdapter(list[ScriptedTurn | ScriptedError]).validate_python(data)
+        return TypeAdapter(list[ScriptEntry]).validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"] if p not in ("ScriptedTurn", "ScriptedError"))
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = emulator_commands.add_parser(
         "serve", help="serve on 127.0.0.1 until stopped",
         description="Serve the provider emulator on 127.0.0.1, for recording by hand or pointing any SDK at it.")
-    serve.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one, printed)")
+    serve.add_argument("--port", type=_port, default=0, help="port to listen on (default: a free one, printed)")
     serve.add_argument("--script", type=Path, metavar="FILE",
                        help="YAML list of turns (or a case file): what each model call answers, in order")
     serve.set_defaults(run=_serve)
@@ -157,6 +157,17 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("dir", type=Path, nargs="?", default=Path("."), metavar="DIR", help="the project (default: .)")
     init.set_defaults(run=_init)
     return parser
+
+
+def _port(text: str) -> int:
+    """A TCP port (0: a free one), checked by argparse, so a wrong one is a usage error."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535; 0 takes a free one)")
+    return port
 
 
 def main(argv: Sequence[str] | None = None) -> int:

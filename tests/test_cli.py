@@ -46,13 +46,16 @@ def test_every_command_has_help(words, tmp_path):
         ([], "the following arguments are required: COMMAND"),
         (["bogus"], "invalid choice: 'bogus'"),
         (["emulator"], "required: ACTION"),
-        (["emulator", "serve", "--port", "x"], "invalid int value: 'x'"),
+        (["emulator", "serve", "--port", "x"], "'x' is not a port number"),
         (["emulator", "serve", "--script", "missing.yaml"], "missing.yaml: cannot be read"),
         (["emulator", "serve", "--script", "bad_turn.yaml"], "bad_turn.yaml: turn 0.text"),
         (["emulator", "serve", "--script", "not_a_list.yaml"], "not_a_list.yaml: a script is a list of turns"),
         (["cache", "record", "missing.yaml"], "missing.yaml: no such suite file"),
         (["cache", "record", "no_embedder.yaml"], "no_embedder.yaml: the suite has no embedder"),
         (["init", "a_file.txt"], "a_file.txt: cannot scaffold here"),
+        # a port out of range ended in an OverflowError traceback
+        (["emulator", "serve", "--port", "99999"], "99999 is not a port number (0 to 65535"),
+        (["emulator", "serve", "--port", "-5"], "-5 is not a port number"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_a_non_zero_exit(args, expected, tmp_path):

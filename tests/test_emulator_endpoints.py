@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -102,3 +103,35 @@ def test_closing_the_emulator_does_not_wait_out_a_poll_of_its_serving_loop():
         waits.append(time.perf_counter() - started)
     # the old loop took 0.5 s here every time; the bound leaves room for a busy machine
     assert statistics.median(waits) < 0.25, waits
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b"not json", "the body is not JSON"),
+    (b"[1, 2]", "the body is list JSON, not an object"),
+    (b"\xff\xfe", "the body is not JSON"),
+    (json.dumps({"model": "text-embedding-3-small", "input": ["a"], "dimensions": 100_000_000}).encode(),
+     "dimensions must be a whole number from 1 to 16384"),
+])
+def test_a_bad_request_gets_a_json_400_not_a_dropped_connection(emulator, body, message):
+    """Non-JSON bodies dropped the connection (traceback on stderr); 10^8 dimensions took 2.3 GB."""
+    status, answer = _post(f"{emulator.url}/v1/embeddings", body)
+    assert status == 400 and message in answer["error"]["message"]
+
+
+def test_two_hundred_concurrent_requests_all_get_answers(emulator):
+    """socketserver's listen backlog of 5 reset 5-75 of 200 concurrent connections."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = json.dumps({"model": "text-embedding-3-small", "input": ["pad thai"]}).encode()
+    with ThreadPoolExecutor(64) as pool:
+        statuses = list(pool.map(lambda _: _post(f"{emulator.url}/v1/embeddings", body)[0], range(200)))
+    assert statuses == [200] * 200

@@ -120,6 +120,11 @@ def test_recording_without_keys_or_emulator_says_how(project, monkeypatch):
         ("id: bad\ninput: hi\nemulate:\n  - {txt: hi}\n", "*broken.yaml:4: emulate.0*txt*"),
         ("id: bad\ninput: hi\nagent: {no_such_option: 1}\n", "*agent.no_such_option: Extra inputs are not permitted*"),
         ("- just\n- a list\n", "*broken.yaml: a case file must be a mapping*"),
+        # stream: [] made the case vanish from the run
+        ("id: bad\ninput: hi\nstream: []\n", "*broken.yaml: (case): Value error, stream: [] would run no variant*"),
+        # a bad status: was reported as "Extra inputs are not permitted" (the turn's error, not the error reply's)
+        ("id: bad\ninput: hi\nemulate:\n  - {status: teapot, message: x}\n",
+         "fixtures/goldens/broken.yaml:4: emulate.0.status: Input should be a valid integer*"),
         # an expect: written twice: YAML kept the last, and a check that would have failed vanished
         ("id: bad\ninput: hi\nexpect: {output: {contains: x}}\nexpect: {}\n",
          "fixtures/goldens/broken.yaml:4: not valid YAML: the key 'expect' is written twice in one mapping (first on "

@@ -361,3 +361,10 @@ def test_a_golden_that_no_longer_matches_prints_an_update_command_that_works(pro
     result.assert_outcomes(failed=1, deselected=1)
     run_hint(project, result, "if the change is intended: ")
     project.runpytest("evals").assert_outcomes(passed=2)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
+def test_a_record_timeout_that_is_no_number_of_seconds_is_a_usage_error(project, value):
+    result = project.runpytest("evals", f"--record-timeout={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--record-timeout=*: give a number of seconds above 0*"])

@@ -118,3 +118,18 @@ def test_a_rewritten_file_keeps_its_mode(tmp_path):
     path.chmod(0o640)
     write_atomic(path, "new\n")
     assert path.read_text() == "new\n" and path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_cassette_path_cannot_leave_the_cassettes_folder_through_a_symbolic_link(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (tmp_path / "cassettes").mkdir()
+    (tmp_path / "cassettes" / "shared").symlink_to(outside, target_is_directory=True)
+    path = tmp_path / "goldens" / "linked.yaml"
+    path.parent.mkdir()
+    path.write_text("id: linked\ninput: hi\ncassette: shared/linked.yaml\nemulate: [{text: hello}]\n")
+    [case] = parse_case_file(path)
+    with pytest.raises(HarnessError, match=r"cassette: shared/linked.yaml is .*elsewhere/linked.yaml, outside the "
+                                           r"cassettes folder"):
+        run_case(case, _settings(tmp_path))
+    assert list(outside.iterdir()) == []

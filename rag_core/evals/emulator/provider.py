@@ -55,6 +55,9 @@ class ScriptedProvider:
         if not isinstance(request, dict):
             return _error(400, f"{method} {path}: the body is {type(request).__name__} JSON, not an object",
                           "invalid_request_error")
+        problem = _too_large(request)
+        if problem:
+            return _error(400, f"{method} {path}: {problem}", "invalid_request_error")
         # embeddings and reranking are answered deterministically and do not use up the script
         if path.endswith("/embeddings"):
             return self._json(openai_embeddings.embeddings_json(request))
@@ -156,6 +159,24 @@ class ScriptedProvider:
                 return transport.handle_request(request)
 
         return httpx2.AsyncClient(transport=_Async())
+
+
+# far above what any provider accepts (OpenAI: 3072 dimensions and 2048 inputs a request), so a
+# mistaken request is refused as the provider would refuse it instead of taking the machine's memory
+MAX_DIMENSIONS = 16_384
+MAX_INPUTS = 4_096
+
+
+def _too_large(request: dict[str, Any]) -> str | None:
+    for field in ("dimensions", "output_dimension", "outputDimensionality"):
+        value = request.get(field)
+        if value is not None and (not isinstance(value, int) or not 0 < value <= MAX_DIMENSIONS):
+            return f"{field} must be a whole number from 1 to {MAX_DIMENSIONS}, not {value!r}"
+    for field in ("input", "texts", "documents", "requests"):
+        value = request.get(field)
+        if isinstance(value, list) and len(value) > MAX_INPUTS:
+            return f"{field} holds {len(value)} items, more than {MAX_INPUTS}"
+    return None
 
 
 def _error(status: int, message: str, kind: str) -> Reply:

@@ -6,9 +6,9 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 
 class ScriptedToolCall(BaseModel):
@@ -65,3 +65,16 @@ def estimate_tokens(text: str) -> int:
 def text_pieces(text: str) -> list[str]:
     """Split text the way streamed deltas arrive: word by word, whitespace attached."""
     return re.findall(r"\s*\S+|\s+$", text) or [text]
+
+
+def _kind(turn: Any) -> str:
+    """An entry with a ``status`` is an error reply, any other a model turn: each is checked as
+    the one it is, so a bad ``status`` is named as such (not as an unknown field of a turn)."""
+    if isinstance(turn, ScriptedError) or (isinstance(turn, dict) and "status" in turn):
+        return "ScriptedError"
+    return "ScriptedTurn"
+
+
+# one entry of an ``emulate:`` script (tagged by class name: error locations leave the tag out)
+ScriptEntry = Annotated[Annotated[ScriptedTurn, Tag("ScriptedTurn")] | Annotated[ScriptedError, Tag("ScriptedError")],
+                        Discriminator(_kind)]

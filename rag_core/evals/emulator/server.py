@@ -19,7 +19,15 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        length = int(self.headers.get("content-length") or 0)
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self._reply(413 if length > MAX_BODY else 400, "application/json",
+                        b'{"error": {"message": "the body must have a content-length of at most 64 MiB"}}', {})
+            self.close_connection = True
+            return
         body = self.rfile.read(length)
         provider = self.server.provider
         if provider is None:
@@ -27,7 +35,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             reply = provider.reply("POST", self.path.split("?")[0], body)  # the query (alt=sse) is not needed
             reply_status, content_type, payload, headers = reply.status, reply.content_type, reply.body, reply.headers
-        self.send_response(reply_status)
+        self._reply(reply_status, content_type, payload, headers)
+
+    def _reply(self, status: int, content_type: str, payload: bytes, headers: dict[str, str]) -> None:
+        self.send_response(status)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(payload)))
         for key, value in headers.items():
@@ -45,8 +56,12 @@ class _Handler(BaseHTTPRequestHandler):
 POLL_SECONDS = 0.02
 
 
+MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused unread
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # socketserver's 5 reset connections under 200 concurrent requests
     provider: ScriptedProvider | None = None
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rag_core.evals.emulator.script import ScriptedError, ScriptedTurn
+from rag_core.evals.emulator.script import ScriptEntry, ScriptedError, ScriptedTurn
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_lines import line_of, load_bounded, load_with_lines
@@ -174,7 +174,7 @@ class EmulatedVerdict(_Strict):
 class RepeatScript(_Strict):
     """The emulator's script for one repeat of ``--live --emulator``; what it leaves out is the case's."""
 
-    emulate: list[ScriptedTurn | ScriptedError] | None = None
+    emulate: list[ScriptEntry] | None = None
     emulate_judge: list[EmulatedVerdict] | None = None
 
 
@@ -270,7 +270,7 @@ class GoldenCase(_Strict):
     stream: bool | list[bool] = False
     cassette: str | None = None
     clock: datetime = datetime(2026, 1, 15, 9, 30, 0)
-    emulate: list[ScriptedTurn | ScriptedError] = Field(default_factory=list)
+    emulate: list[ScriptEntry] = Field(default_factory=list)
     emulate_judge: list[EmulatedVerdict] = Field(
         default_factory=list, description="the emulator's verdict for each expect.judge entry, in order")
     emulate_repeats: list[RepeatScript] = Field(
@@ -312,6 +312,8 @@ class GoldenCase(_Strict):
     def _inputs(self) -> GoldenCase:
         if (self.input is None) == (self.turns is None):
             raise ValueError("give exactly one of input or turns")
+        if isinstance(self.stream, list) and not self.stream:
+            raise ValueError("stream: [] would run no variant of the case: give false, true or [false, true]")
         if self.turns is not None and not self.turns:
             raise ValueError("turns is empty")
         retrieved = self.expect.retrieved

@@ -11,6 +11,7 @@ it, so projects without golden cases pay only for this module.
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +155,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--repeat needs --live: replayed runs give the same result every time")
     if repeat < 1:
         raise pytest.UsageError(f"--repeat={repeat}: give at least 1 run")
+    timeout = config.getoption("record_timeout", 60.0)
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise pytest.UsageError(f"--record-timeout={timeout:g}: give a number of seconds above 0")
     if live and (config.getoption("update_goldens") or record_mode(config) != "none"):
         raise pytest.UsageError("--live writes no cassette or golden: drop --update-goldens and --record-mode")
     report = config.getoption("golden_report", None)

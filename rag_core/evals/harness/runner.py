@@ -330,15 +330,26 @@ def _evaluate(case: GoldenCase, played: Played, other: Played | None) -> tuple[d
     return observed, seen_on_wire, hand_checks
 
 
+def _inside(folder: Path, name: str, case: GoldenCase) -> Path:
+    """The cassette ``name`` in ``folder``, checked where it really is: a folder on the way may be
+    a symbolic link out of the cassettes folder (the case file's check reads only the text)."""
+    path = folder / name
+    real, root = path.resolve(), folder.resolve()
+    if not real.is_relative_to(root):
+        raise CaseFileError(f"{comparing.shown(case.source)}: cassette: {name} is {real}, outside the cassettes folder "
+                            f"{root} (through a symbolic link)")
+    return path
+
+
 def play_subjects(case: GoldenCase, settings: Settings, selector: str) -> tuple[Played, Played | None]:
     """Play the case's subject (judged), then its ``compare_with`` subject, if any, in their
     cassettes under ``settings.cassettes_dir``; if the second fails, the first's recording is
     discarded too."""
-    played = _play(case, settings, selector, settings.cassettes_dir / case.cassette_name(), case.target)
+    played = _play(case, settings, selector, _inside(settings.cassettes_dir, case.cassette_name(), case), case.target)
     if case.compare_with is None:
         return played, None
     try:
-        return played, _play(case, settings, selector, settings.cassettes_dir / case.compare_cassette_name(),
+        return played, _play(case, settings, selector, _inside(settings.cassettes_dir, case.compare_cassette_name(), case),
                              case.compare_with, "compare_with", judged=False)
     except BaseException:
         played.recorder.discard()
