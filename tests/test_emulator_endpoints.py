@@ -135,3 +135,13 @@ def test_two_hundred_concurrent_requests_all_get_answers(emulator):
     with ThreadPoolExecutor(64) as pool:
         statuses = list(pool.map(lambda _: _post(f"{emulator.url}/v1/embeddings", body)[0], range(200)))
     assert statuses == [200] * 200
+
+
+def test_a_request_the_emulator_does_not_serve_uses_up_no_turn():
+    from rag_core.evals.emulator.provider import ScriptedProvider
+
+    provider = ScriptedProvider([{"text": "hello"}], seed="unserved")
+    assert provider.reply("GET", "/v1/models", b"").status == 404
+    answer = provider.reply("POST", "/v1/chat/completions", json.dumps({"model": "m", "messages": []}).encode())
+    assert answer.status == 200 and json.loads(answer.body)["choices"][0]["message"]["content"] == "hello"
+    assert provider.unused == 0

@@ -133,3 +133,59 @@ def test_a_cassette_path_cannot_leave_the_cassettes_folder_through_a_symbolic_li
                                            r"cassettes folder"):
         run_case(case, _settings(tmp_path))
     assert list(outside.iterdir()) == []
+
+
+GET_AGENT = '''
+import os
+
+import httpx
+from openai import OpenAI
+
+
+def agent(question):
+    httpx.get(os.environ["FEATURE_FLAGS_URL"])  # a GET to a local service: a request without a body
+    return OpenAI(max_retries=0).responses.create(model="gpt-5.2", input=question).output_text
+'''
+
+
+def test_every_golden_the_harness_writes_its_loader_reads_back(tmp_path, monkeypatch):
+    """A GET request was written as ``requests: [null]`` and a placeholder on a usage count as a
+    string: goldens the loader then refused."""
+    import http.server
+    import threading
+
+    class Flags(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Flags)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("FEATURE_FLAGS_URL", f"http://127.0.0.1:{server.server_address[1]}/flags")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "get_agent.py").write_text(GET_AGENT)
+    path = tmp_path / "goldens" / "get.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text("id: get\ntarget: get_agent:agent\ninput: hi\nemulate: [{text: hello}]\n"
+                    "normalize: [{path: usage.input_tokens, placeholder: <tokens>}]\n")
+    [case] = parse_case_file(path)
+    assert not run_case(case, _settings(tmp_path)).failures
+    golden = case.golden_path.read_text()
+    assert "requests:\n- null\n" in golden and "input_tokens: <tokens>" in golden
+    server.shutdown()
+    replayed = run_case(case, Settings(cassettes_dir=tmp_path / "cassettes", fixtures_dir=tmp_path))
+    assert not replayed.failures
+
+
+def test_a_malformed_path_is_an_error_not_a_whole_field_replaced(tmp_path):
+    path = tmp_path / "goldens" / "bad_path.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text("id: bad_path\ninput: hi\nnormalize: [{path: 'requests[', placeholder: x}]\n")
+    with pytest.raises(HarnessError, match=r"normalize.0.path: Value error, 'requests\[' is not a path"):
+        parse_case_file(path)

@@ -68,6 +68,9 @@ class ScriptedProvider:
                 return self._json(cohere_api.rerank_json(request, self.ids, version))
         if path.endswith(":batchEmbedContents"):
             return self._json(gemini.batch_embed_json(request))
+        if not _chat_api(path):  # not a model call: answered as the provider would, no turn used up
+            error = {"error": {"message": f"the emulator does not serve {method} {path}", "type": "not_found"}}
+            return Reply(404, "application/json", json.dumps(error).encode(), {"x-request-id": self.ids.next("req", 32)})
         key = (path, json.dumps(request, sort_keys=True, ensure_ascii=False))
         if key in self.answered:
             self.repeated += 1
@@ -165,6 +168,12 @@ class ScriptedProvider:
 # mistaken request is refused as the provider would refuse it instead of taking the machine's memory
 MAX_DIMENSIONS = 16_384
 MAX_INPUTS = 4_096
+
+
+def _chat_api(path: str) -> bool:
+    """Whether ``path`` is a model call the script answers (every dialect below)."""
+    return (path.endswith(("/v1/messages", "/responses", "/v2/chat", "/chat/completions"))
+            or ":generateContent" in path or ":streamGenerateContent" in path)
 
 
 def _too_large(request: dict[str, Any]) -> str | None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rag_core.evals.emulator.script import ScriptEntry, ScriptedError, ScriptedTurn
 from rag_core.evals.harness.errors import CaseFileError
@@ -188,11 +188,20 @@ class Expect(_Strict):
     system_prompt: str | None = None
     user_messages: list[str] | None = None
     tools: list[dict[str, Any]] | None = None
-    requests: list[dict[str, Any]] | None = None
+    requests: list[dict[str, Any] | None] | None = None  # null: a request without a body (a GET)
     tool_calls: ToolCallsExpect | None = None
     references: list[dict[str, Any]] | None = None
     output: OutputExpect | None = None
-    usage: dict[str, int] | None = None  # a golden's exact counts, or hand-written max_* limits
+    # a golden's exact counts (a normalize placeholder may stand for one), or hand-written max_* limits
+    usage: dict[str, int | str] | None = None
+
+    @field_validator("usage")
+    @classmethod
+    def _limits_are_counts(cls, value: dict[str, int | str] | None) -> dict[str, int | str] | None:
+        for key, limit in (value or {}).items():
+            if key.startswith("max_") and not isinstance(limit, int):
+                raise ValueError(f"{key}: {limit!r} is not a whole number")
+        return value
     error: ErrorExpect | None = None
     apis: list[str] | None = Field(None, description="the API of each request, in order (target cases)")
     # hand-written only: one spec for every turn, or a list with one per turn (null skips a turn)
@@ -224,6 +233,19 @@ def _regex(pattern: str | None) -> str | None:
     return pattern
 
 
+# a path: dotted keys, with [*] (every item), [2] or [2:] (from an index), [name=x] (items by a field)
+_STEP = r"(?:[^.\[\]]+|\[(?:\*|\d+:?|[^\]=]+=[^\]]*)\])"
+_PATH = re.compile(rf"{_STEP}(?:\.?{_STEP})*")
+
+
+def _path(value: str) -> str:
+    """A malformed path (``requests[``) read as a shorter one and replaced a whole field."""
+    if not _PATH.fullmatch(value):
+        raise ValueError(f"{value!r} is not a path: dotted keys with [*], [2], [2:] or [name=value] steps, "
+                         "e.g. requests[*].input[0].content")
+    return value
+
+
 class NormalizeRule(_Strict):
     """Replace the value at ``path`` (dotted, ``[*]`` for every list item) with ``placeholder``;
     with ``pattern`` (a Python regular expression), only its matches inside the strings there."""
@@ -233,6 +255,7 @@ class NormalizeRule(_Strict):
     pattern: str | None = None
 
     _compiles = field_validator("pattern")(_regex)
+    _is_path = field_validator("path")(_path)
 
 
 class IgnoreRule(_Strict):
@@ -243,6 +266,7 @@ class IgnoreRule(_Strict):
     pattern: str
 
     _compiles = field_validator("pattern")(_regex)
+    _is_path = field_validator("path")(_path)
 
 
 DEFAULT_RULES = [NormalizeRule(path="references[*].time", placeholder="<elapsed>")]
@@ -257,7 +281,7 @@ class GoldenCase(_Strict):
                                "golden fields are read from its provider traffic")
     compare_with: str | None = Field(None, description="another 'package.module:callable' run on the same input and "
                                      "emulator script; its traffic must match this case's (see ignore)")
-    ignore: list[str | IgnoreRule] = Field(
+    ignore: list[Annotated[str, AfterValidator(_path)] | IgnoreRule] = Field(
         default_factory=list, description="what compare_with leaves out: paths (like normalize paths; [name=x] "
                                           "selects list items by a field, [2:] the items from index 2 on) or "
                                           "{path, pattern} cutting a regex's matches out of strings")
