@@ -326,8 +326,13 @@ def test_readme_steps_1_2_and_4_end_green_recording_only_the_selected_case(pytes
         lambda s: s.getaddrinfo("api.openai.com", 443),
         lambda s: s.getaddrinfo("127.example.com", 443),
         lambda s: s.socket().connect(("127.example.com", 80)),
+        lambda s: s.gethostbyname("api.openai.com"),
+        lambda s: s.gethostbyname_ex("api.openai.com"),
+        lambda s: __import__("_socket").socket().connect(("1.1.1.1", 80)),
+        lambda s: __import__("_socket").socket(s.AF_INET, s.SOCK_DGRAM).sendto(b"x", ("1.1.1.1", 53)),
     ],
-    ids=["connect", "connect_ex", "sendto", "sendmsg", "resolve", "resolve-127-name", "connect-127-name"],
+    ids=["connect", "connect_ex", "sendto", "sendmsg", "resolve", "resolve-127-name", "connect-127-name",
+         "gethostbyname", "gethostbyname_ex", "c-socket-connect", "c-socket-sendto"],
 )
 def test_the_replay_guard_refuses_everything_that_leaves_the_machine(attempt):
     import socket

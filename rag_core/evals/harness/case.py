@@ -23,11 +23,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from rag_core.evals.emulator.script import ScriptEntry, ScriptedError, ScriptedTurn
 from rag_core.evals.harness.errors import CaseFileError
+from rag_core.evals.harness.modes import GOLDEN_SUFFIX
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_lines import line_of, load_bounded, load_with_lines
 from rag_core.evals.judge import Metric
-
-GOLDEN_SUFFIX = ".golden.yaml"
 
 
 class _Strict(BaseModel):

@@ -16,6 +16,7 @@ patched once per process and stay patched; outside a case they pass every call t
 
 from __future__ import annotations
 
+import _socket
 import ipaddress
 import socket
 import sys
@@ -177,6 +178,29 @@ class _Guard:
         for name, replacement in (("connect", connect), ("connect_ex", connect_ex), ("sendto", sendto),
                                   ("sendmsg", sendmsg)):
             setattr(socket.socket, name, replacement)
+        # code that makes its sockets from the C module directly (``_socket.socket()``) gets a
+        # subclass with the same guards (the C type itself cannot be patched)
+        raw = _socket.socket
+        originals.update({f"raw_{name}": getattr(raw, name) for name in ("connect", "connect_ex", "sendto", "sendmsg")})
+
+        class GuardedSocket(raw):  # type: ignore[misc, valid-type]
+            def connect(self, address: Any) -> Any:
+                check(self, address, "connection to")  # type: ignore[arg-type]
+                return originals["raw_connect"](self, address)
+
+            def connect_ex(self, address: Any) -> Any:
+                check(self, address, "connection to")  # type: ignore[arg-type]
+                return originals["raw_connect_ex"](self, address)
+
+            def sendto(self, data: Any, *args: Any) -> Any:
+                check(self, args[-1], "datagram to")  # type: ignore[arg-type]
+                return originals["raw_sendto"](self, data, *args)
+
+            def sendmsg(self, buffers: Any, *args: Any) -> Any:
+                check(self, args[2] if len(args) >= 3 else None, "message to")  # type: ignore[arg-type]
+                return originals["raw_sendmsg"](self, buffers, *args)
+
+        _socket.socket = GuardedSocket  # type: ignore[misc]
         for name in resolvers:
             setattr(socket, name, resolver(name))
         threading.Thread.start = start  # type: ignore[method-assign]

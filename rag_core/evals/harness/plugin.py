@@ -150,6 +150,9 @@ def writable_report_path(option: str, value: str, folder: bool = False) -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "golden: a rag-core golden case")
     config.stash[STASH] = {}
+    from rag_core.evals.orphans import mark_session_start
+
+    mark_session_start(config)  # --prune-orphans never deletes what was written after this
     live, repeat = config.getoption("live", False), config.getoption("repeat", 1)
     if repeat != 1 and not live:
         raise pytest.UsageError("--repeat needs --live: replayed runs give the same result every time")

@@ -54,14 +54,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _targets(config: pytest.Config) -> list[Target]:
+    from rag_core.evals.harness.paths import shown
     from rag_core.evals.retrieval.suite import SuiteFileError, load_suite, suite_files
 
     targets: list[Target] = []
+    loaded: list[SuiteSpec | Target] = []
     for path in suite_files(Path(config.rootpath) / config.getini("rag_core_retrieval")):
         try:
-            suite = load_suite(path)
+            loaded.append(load_suite(path))
         except SuiteFileError as exc:
-            targets.append(Target(path.stem, error=str(exc)))
+            loaded.append(Target(path.stem, error=str(exc)))
+    files: dict[str, list[Path]] = {}
+    for suite in loaded:
+        if not isinstance(suite, Target):
+            files.setdefault(suite.name, []).append(suite.source)
+    for suite in loaded:
+        if isinstance(suite, Target):
+            targets.append(suite)
+            continue
+        if len(files[suite.name]) > 1:  # their baselines (keyed by suite name) and results would be one another's
+            targets.append(Target(suite.source.stem, error=f"{' and '.join(shown(p) for p in files[suite.name])} "
+                                                           f"both define the suite {suite.name!r}; rename one"))
             continue
         reused = {name for g in suite.identical for name in g} | {s.retriever for s in suite.sweep}
         # PgVector retrievers that can share a loaded table (see evaluate.SharedTables)
@@ -77,6 +90,9 @@ def _targets(config: pytest.Config) -> list[Target]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from rag_core.evals.orphans import mark_session_start
+
+    mark_session_start(config)  # for both plugins' --prune-orphans: nothing modified since is deleted
     folder = config.getoption("report_dir", None)
     if folder:
         from rag_core.evals.harness.plugin import writable_report_path
@@ -252,6 +268,7 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
         from rag_core.evals.harness.paths import shown
         from rag_core.evals.retrieval.datasets import DatasetError
         from rag_core.evals.retrieval.evaluate import DatasetUnavailable
+        from rag_core.evals.retrieval.gate import BaselineError
 
         if target.error:
             pytest.fail(target.error, pytrace=False)
@@ -266,7 +283,7 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
                 _check_retriever(retrieval_runner, target, request)
         except DatasetUnavailable as exc:
             pytest.skip(str(exc))
-        except DatasetError as exc:
+        except (DatasetError, BaselineError) as exc:
             failure = str(exc)
         except EmbeddingCacheMiss as exc:
             suite_file = shown(target.suite.source) if target.suite.source else target.suite.name
@@ -286,10 +303,17 @@ def _check_retriever(runner: RetrievalRunner, target: Target, request: pytest.Fi
     assert suite is not None and target.retriever is not None
     result = runner.result(suite, target.retriever)
     path = gate.baseline_file(suite, runner.root, target.retriever)
-    baseline = gate.load_baseline(path)
+    update = runner.config.getoption("update_baselines") and path is not None
+    try:
+        baseline = gate.load_baseline(suite, runner.root, target.retriever)
+    except gate.BaselineError as exc:
+        # --update-baselines rewrites a broken file of this retriever, never another suite's
+        if not update or (exc.foreign and exc.path == path):
+            raise
+        baseline = None
     worse = gate.worse_queries(suite, result, baseline)
     failures, table = gate.check(suite, result, baseline)
-    if runner.config.getoption("update_baselines") and path is not None:
+    if update:
         threshold_failures = [f for f in failures if "threshold" in f]
         gate.write_baseline(path, suite, result)
         failures = threshold_failures  # a new baseline is accepted; thresholds still hold
@@ -383,17 +407,17 @@ class _Summary:
 
     def _orphans(self, terminalreporter: Any) -> None:
         from rag_core.evals.harness.paths import shown
-        from rag_core.evals.orphans import baseline_orphans, prune
-        from rag_core.evals.retrieval.suite import SuiteFileError, load_suite, suite_files
+        from rag_core.evals.orphans import BaselineFiles, prune_lines
 
-        try:
-            suites = [load_suite(p) for p in suite_files(Path(self.config.rootpath) / self.config.getini("rag_core_retrieval"))]
-        except SuiteFileError:
-            return  # a suite that does not load still owns its baselines
-        orphans = baseline_orphans(suites, Path(self.config.rootpath))
+        # the suite files as they are now (one changed or added meanwhile owns its baselines)
+        root = Path(self.config.rootpath)
+        files = BaselineFiles(root, root / self.config.getini("rag_core_retrieval"))
+        orphans, note = files.orphans()
+        if note:
+            terminalreporter.write_line(f"  {note}")
         if orphans and self.config.getoption("prune_orphans", False):
-            for path in prune(orphans):
-                terminalreporter.write_line(f"  orphan deleted: {shown(path)}")
+            for line in prune_lines(files, orphans, self.config):
+                terminalreporter.write_line(line)
         elif orphans:
             for path in orphans:
                 terminalreporter.write_line(f"  orphan (no retriever uses it): {shown(path)}")
