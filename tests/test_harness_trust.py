@@ -373,3 +373,24 @@ def test_a_record_timeout_that_is_no_number_of_seconds_is_a_usage_error(project,
     result = project.runpytest("evals", f"--record-timeout={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--record-timeout=*: give a number of seconds above 0*"])
+
+
+def test_a_golden_report_that_cannot_be_written_fails_the_session(project, monkeypatch):
+    """The report was written in the terminal summary, after pytest had settled the exit status:
+    a full disk ended a green run with exit status 0."""
+    import errno
+    import importlib
+
+    # the module as sys.modules holds it (pytester's in-process runs drop modules first imported
+    # inside them, so an attribute of the package may be a stale copy)
+    atomic = importlib.import_module("rag_core.evals.atomic")
+    record(project)
+
+    def disk_full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic, "write_checked", disk_full)
+    result = project.runpytest("evals", "--golden-report=report.md")
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["golden report: not written: [[]Errno 28[]] No space left on device"])

@@ -490,3 +490,22 @@ def test_a_test_computes_a_queued_retriever_itself_instead_of_waiting_for_a_busy
     main = threading.current_thread().name
     background = "rag-core-retriever_0"
     assert computed_in == {"no_server": [background], "busy": [background], "queued": [main], "broken": [main]}  # each once
+
+
+def test_a_report_folder_that_cannot_be_written_fails_the_session(project, monkeypatch):
+    """The report was written in the terminal summary, after pytest had settled the exit status:
+    a full disk ended the run with exit status 0."""
+    import errno
+    import importlib
+
+    report = importlib.import_module("rag_core.evals.retrieval.report")  # as sys.modules holds it
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    project.runpytest("evals", "--update-baselines").assert_outcomes(passed=1)
+    monkeypatch.setattr(report, "write", disk_full)
+    result = project.runpytest("evals", "--report-dir=out")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["report: not written: [[]Errno 28[]] No space left on device"])

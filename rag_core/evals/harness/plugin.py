@@ -396,36 +396,43 @@ class _Summary:
                 for path in orphans:
                     terminalreporter.write_line(f"  orphan (no case uses it): {shown(path)}")
                 terminalreporter.write_line("  delete them with --prune-orphans")
-        self._write_report(terminalreporter, lambda: _markdown(entries, orphans))
+        self._report_outcome(terminalreporter)
 
     def _live_summary(self, terminalreporter: Any, entries: list[dict[str, Any]]) -> None:
         terminalreporter.section("rag-core live runs")
-        lines = live_table(entries)
-        for line in lines:
+        for line in live_table(entries):
             terminalreporter.write_line(line)
-        self._write_report(terminalreporter, lambda: "\n".join(["## rag-core live runs", "", *lines, ""]))
+        self._report_outcome(terminalreporter)
 
-    def _write_report(self, terminalreporter: Any, text: Any) -> None:
-        """Write ``--golden-report`` (when given) with ``text()``; a report that cannot be written
-        (or would hold a credential) is said, and fails the session."""
+    def _report_outcome(self, terminalreporter: Any) -> None:
+        outcome = self.config.stash[STASH].get("report")
+        if outcome is not None:
+            line, failed = outcome
+            terminalreporter.write_line(line, red=failed)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Write ``--golden-report`` here, not in the terminal summary (which pytest prints after
+        the session's exit status is settled): a report that cannot be written, or would hold a
+        credential, fails the session."""
         path = self.config.getoption("golden_report")
-        if not path:
+        if not path or not self.cases or hasattr(self.config, "workerinput"):
             return
         from rag_core.evals.atomic import write_checked
         from rag_core.evals.credentials import CredentialError
 
+        entries = list(self.cases.values())
         try:
-            write_checked(Path(path), text())
+            if self.config.getoption("live"):
+                text = "\n".join(["## rag-core live runs", "", *live_table(entries), ""])
+            else:
+                text = _markdown(entries, self._orphans()[0])
+            write_checked(Path(path), text)
         except (OSError, CredentialError) as exc:
-            terminalreporter.write_line(f"golden report: not written: {exc}", red=True)
-            self.config.stash[STASH]["report_failed"] = True
+            self.config.stash[STASH]["report"] = (f"golden report: not written: {exc}", True)
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         else:
-            terminalreporter.write_line(f"markdown report: {path}")
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.config.stash[STASH].get("report_failed") and exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.config.stash[STASH]["report"] = (f"markdown report: {path}", False)
 
 
 def live_table(entries: list[dict[str, Any]]) -> list[str]:

@@ -370,6 +370,7 @@ class _Summary:
         self.results: list[dict[str, Any]] = []
         self.worse: dict[str, list[Any]] = {}
         self.sweeps: list[dict[str, Any]] = []
+        self.report_lines: list[str] = []  # what writing --report-dir came to (written at session finish)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -394,16 +395,24 @@ class _Summary:
             for line in [*sweep_table(summary), ""]:
                 terminalreporter.write_line(line)
         self._orphans(terminalreporter)
-        folder = self.config.getoption("report_dir")
-        if folder:
-            from rag_core.evals.credentials import CredentialError
+        for line in self.report_lines:
+            terminalreporter.write_line(f"report: {line}")
 
-            try:
-                lines = report.write(Path(folder), self.results, self.worse, self.sweeps)
-            except (OSError, CredentialError) as exc:
-                lines = [f"not written: {exc}"]
-            for line in lines:
-                terminalreporter.write_line(f"report: {line}")
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Write ``--report-dir`` here, not in the terminal summary (which pytest prints after the
+        session's exit status is settled): a report that cannot be written fails the session."""
+        folder = self.config.getoption("report_dir", None)
+        if not folder or not (self.results or self.sweeps) or hasattr(self.config, "workerinput"):
+            return
+        from rag_core.evals.credentials import CredentialError
+        from rag_core.evals.retrieval import report
+
+        try:
+            self.report_lines = report.write(Path(folder), self.results, self.worse, self.sweeps)
+        except (OSError, CredentialError) as exc:
+            self.report_lines = [f"not written: {exc}"]
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _orphans(self, terminalreporter: Any) -> None:
         from rag_core.evals.harness.paths import shown
