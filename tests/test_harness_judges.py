@@ -111,3 +111,15 @@ def test_scores_that_count_claims_are_computed_and_prompts_are_pure():
     assert prompt == "<question>\nq?\n</question>\n\n<context>\n[1] one\n\n[2] two\n</context>\n\n<answer>\na.\n</answer>"
     assert "<context>" not in judge_prompt("answer_relevance", "q?", "a.", ["one"])
     assert "<criteria>\nbe brief\n</criteria>" in judge_prompt("rubric", "q?", "a.", [], "be brief")
+
+
+def test_a_judge_without_a_scripted_verdict_is_told_to_script_one(project):
+    """The message said to add turns to emulate: (the agent's script), which cannot help."""
+    case = project.path / "fixtures" / "goldens" / "with_tool.yaml"
+    case.write_text(case.read_text() + "expect:\n  judge: [{metric: answer_relevance}]\n")
+    result = project.runpytest("evals", "-k", "with_tool", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1, deselected=1)
+    out = result.stdout.str()
+    assert ("expect.judge has 1 judge(s), but emulate_judge scripts 0 verdict(s): give the emulator one verdict per "
+            "judge under emulate_judge") in out
+    assert "add the missing turns to emulate:" not in out

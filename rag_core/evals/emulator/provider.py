@@ -35,6 +35,7 @@ class ScriptedProvider:
         self.then = then
         # set when a call came after the script's end: the harness then refuses the recording
         self.overrun: str | None = None
+        self.overrun_at = 0  # how many scripted requests came before the first one past the end
         self.ids = DeterministicIds(seed)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -91,7 +92,9 @@ class ScriptedProvider:
             turn = self.then
         else:
             # answered like a provider's server error, visibly; the harness then refuses the recording
-            self.overrun = self.overrun or f"request #{index + 1}, to {path}"
+            if self.overrun is None:
+                self.overrun, self.overrun_at = f"request #{index + 1}, to {path}", index
+
             return _error(500, f"emulator: request #{index + 1} to {path} but the script has only {len(self.turns)} "
                                "turn(s)", "emulator_error")
         request_id = self.ids.next("req", 32)

@@ -269,6 +269,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
                 produced = (agent, outputs)
             seconds = time.perf_counter() - started
             judge_start, judgements, judge_error = len(replay.exchanges), [], None
+            agent_calls = len(provider.requests) if provider is not None else 0  # the judges' come after
             if judged and case.expect.judge and error is None:
                 if target_spec is not None:
                     answer, context = judging.target_inputs(produced, wire.observe(replay.exchanges, turn_starts))
@@ -292,8 +293,16 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             f"{comparing.shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
             f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
-    problem = (_recording_problem(case, replay, error or judge_error, provider, settings, during_run,
-                                  None if judge_start else target_spec or "the agent") if recording else None)
+    judges_overran = (provider is not None and provider.overrun is not None and bool(case.expect.judge)
+                      and provider.overrun_at >= agent_calls)
+    if judges_overran:  # the script ran out while a judge asked: its verdicts are what is missing
+        problem: str | None = (
+            f"{comparing.shown(case.source)}: expect.judge has {len(case.expect.judge or [])} judge(s), but "
+            f"emulate_judge scripts {len(case.emulate_judge)} verdict(s): give the emulator one verdict per judge "
+            "under emulate_judge: (score, reason, claims)")
+    else:
+        problem = (_recording_problem(case, replay, error or judge_error, provider, settings, during_run,
+                                      None if judge_start else target_spec or "the agent") if recording else None)
     if settings.live:
         recorder.discard()  # a live run keeps nothing
     elif problem is not None:
