@@ -145,3 +145,16 @@ def test_a_request_the_emulator_does_not_serve_uses_up_no_turn():
     answer = provider.reply("POST", "/v1/chat/completions", json.dumps({"model": "m", "messages": []}).encode())
     assert answer.status == 200 and json.loads(answer.body)["choices"][0]["message"]["content"] == "hello"
     assert provider.unused == 0
+
+
+def test_a_fault_of_the_emulator_is_not_reported_as_the_script_running_out(emulator, monkeypatch):
+    """Every AssertionError was caught as 'the script ran out', hiding the emulator's own bugs."""
+    from rag_core.evals.emulator import openai_chat
+
+    def broken(*args):
+        raise AssertionError("a formatting bug")
+
+    monkeypatch.setattr(openai_chat, "completion_json", broken)
+    emulator.load([{"text": "hello"}], seed="fault")
+    status, answer = _post(f"{emulator.url}/v1/chat/completions", json.dumps({"model": "m", "messages": []}).encode())
+    assert status == 500 and answer["error"]["message"] == "the emulator failed: AssertionError: a formatting bug"

@@ -7,6 +7,7 @@ request to a ``ScriptedProvider`` in-process, so programs keep their own endpoin
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Sequence
@@ -33,8 +34,14 @@ class _Handler(BaseHTTPRequestHandler):
         if provider is None:
             reply_status, content_type, payload, headers = 503, "application/json", b'{"error": {"message": "no script loaded"}}', {}
         else:
-            reply = provider.reply("POST", self.path.split("?")[0], body)  # the query (alt=sse) is not needed
-            reply_status, content_type, payload, headers = reply.status, reply.content_type, reply.body, reply.headers
+            try:
+                reply = provider.reply("POST", self.path.split("?")[0], body)  # the query (alt=sse) is not needed
+            except Exception as exc:  # noqa: BLE001 (a fault of the emulator, answered, never a script's end)
+                message = json.dumps(f"the emulator failed: {type(exc).__name__}: {exc}")
+                reply_status, content_type, payload, headers = 500, "application/json", (
+                    '{"error": {"message": %s, "type": "emulator_error"}}' % message).encode(), {}
+            else:
+                reply_status, content_type, payload, headers = reply.status, reply.content_type, reply.body, reply.headers
         self._reply(reply_status, content_type, payload, headers)
 
     def _reply(self, status: int, content_type: str, payload: bytes, headers: dict[str, str]) -> None:
