@@ -246,3 +246,130 @@ def test_project_patterns_come_from_the_ini(project):
 def test_the_planted_table_counts_what_the_readme_says():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert f"{len(PLANTED)} planted credentials" in readme
+
+
+# ------------------------------------------------------------------ values after key-like names in text
+@pytest.mark.parametrize("text", [
+    f"env: AWS_SECRET_ACCESS_KEY={AWS_SECRET}",
+    f"environment: AWS_SECRET_ACCESS_KEY={AWS_SECRET}",
+    f"args: --aws-secret-access-key={AWS_SECRET}",
+    f'{{"env": "AWS_SECRET_ACCESS_KEY={AWS_SECRET}"}}',
+    f"AWS_SECRET_ACCESS_KEY: {AWS_SECRET}",
+    f"export AWS_SECRET_ACCESS_KEY='{AWS_SECRET}'",
+    f"[default]\naws_secret_access_key = {AWS_SECRET}",
+    f'config: {{"api_key": "{AZURE}"}}',
+    f'data: {{"cohere_api_key":"{COHERE}"}}',
+    '{\\"client_secret\\": \\"Zm9vYmFyLTEyMzQ1Njc4OTAtc2VjcmV0LXZhbHVl\\"}',
+    "settings: client_secret=q8Lr2VbX0nT5yWm3Kd7Hs1Pf",
+], ids=["env-colon", "environment", "flag", "json-env", "yaml", "export", "ini", "json", "sse", "escaped-json", "nested"])
+def test_a_value_after_a_key_like_name_in_text_is_checked(text):
+    """NAME=value, NAME: value and "name": "value": the value after a key-like name is checked, even
+    when the name itself stands where another label's value would be (env: NAME=value)."""
+    findings = Detector().find({"prompt": text})
+    assert findings and all("in the key-like field" in f.kind for f in findings), findings
+
+
+def test_a_name_value_credential_in_a_body_is_refused_through_a_recording(tmp_path, emulator):
+    refusal = _record(tmp_path, "env_pair", "body:input", f"env: AWS_SECRET_ACCESS_KEY={AWS_SECRET}", emulator)
+    assert refusal is not None and "key-like field 'AWS_SECRET_ACCESS_KEY'" in refusal
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and AWS_SECRET in p.read_text(errors="replace")]
+
+
+# ------------------------------------------------------------------ query parameters by what their name says
+KEY_LIKE_QUERY_NAMES = ["private_token", "api_token", "auth", "access-token", "secret_key", "accessKey", "pwd",
+                        "X-Goog-Signature", "X-Goog-Credential", "AWSAccessKeyId", "userPassword", "session_token"]
+HARMLESS_QUERY_NAMES = ["api-version", "max_tokens", "maxOutputTokens", "key_order", "token_type", "alt", "limit",
+                        "after", "order", "keyword", "author", "include[]", "design", "passage"]
+
+
+@pytest.mark.parametrize("name", KEY_LIKE_QUERY_NAMES)
+def test_key_like_query_parameters_are_scrubbed_whatever_their_spelling(name):
+    url = f"https://api.example.com/v1/files?alt=sse&{name}=v4lue-0019&limit=2"
+    assert Detector().scrub_url(url) == "https://api.example.com/v1/files?alt=sse&limit=2"
+
+
+@pytest.mark.parametrize("name", HARMLESS_QUERY_NAMES)
+def test_harmless_query_parameters_are_kept(name):
+    assert not Detector().scrub_query_parameter(name)
+    assert "kept-0020" in Detector().scrub_url(f"https://api.example.com/v1/x?{name}=kept-0020")
+
+
+def test_key_like_query_parameters_never_reach_the_cassette(tmp_path, emulator):
+    for number, name in enumerate(KEY_LIKE_QUERY_NAMES):
+        value = f"planted-query-value-{number:04d}"
+        assert _record(tmp_path, f"q{number:02d}", f"query:{name}", value, emulator) is None, name
+        cassette = (tmp_path / f"q{number:02d}.yaml").read_text()
+        assert value not in cassette and f"{name}=" not in cassette, name
+
+
+# ------------------------------------------------------------------ linear time
+def _linear_inputs() -> dict[str, Any]:
+    import random
+    import string
+
+    rng = random.Random(9)
+    alnum = string.ascii_letters + string.digits
+
+    def repeat(unit: str):
+        return lambda n: (unit * (n // len(unit) + 1))[:n]
+
+    return {
+        # Responses' encrypted_content: one run of [A-Za-z0-9_-] (the reported case)
+        "base64url": lambda n: base64.urlsafe_b64encode(rng.randbytes(n)).decode()[:n],
+        "base64": lambda n: base64.b64encode(rng.randbytes(n)).decode()[:n],
+        "name-run": lambda n: "".join(rng.choice(alnum + "_.-") for _ in range(n)),
+        "hex": lambda n: "".join(rng.choice("0123456789abcdef") for _ in range(n)),
+        "key=": repeat("key="), "a=": repeat("a="), "-sk-": repeat("-sk-"), "eyJ-": repeat("eyJ-"),
+        "eyJ.": repeat("eyJ."), "url": repeat("http://a:"), "a+": repeat("a+"), "bearer": repeat("Bearer "),
+        "basic": repeat("Basic "), "json": repeat('"api_key": "' + "A" * 30 + '", '), "prose": repeat("the key is "),
+        "pem": repeat("-----BEGIN A "), "env": repeat("env: AWS_SECRET_ACCESS_KEY="), "query": repeat("?token=x&"),
+    }
+
+
+@pytest.mark.parametrize("shape", list(_linear_inputs()))
+def test_the_detector_is_linear_in_the_length_of_its_input(shape):
+    """8× the input may take at most 20× the time (linear: about 8×; quadratic: 64×). Time is the
+    process's CPU time, so a busy machine does not count; the larger input runs under a CPU-time
+    deadline, so a quadratic detector fails here in seconds, not hours."""
+    import math
+    import signal
+    import time
+
+    make = _linear_inputs()[shape]
+    small, large = make(16_384), make(131_072)
+    detector = Detector()
+
+    def seconds(text: str) -> float:
+        start = time.process_time()
+        detector.find({"encrypted_content": text})
+        return time.process_time() - start
+
+    one = min(seconds(small) for _ in range(3))
+    limit = max(20 * one, 0.02)
+
+    class TooSlow(Exception):
+        pass
+
+    def interrupt(*_: Any) -> None:
+        raise TooSlow
+
+    timed = hasattr(signal, "ITIMER_VIRTUAL")
+    previous = signal.signal(signal.SIGVTALRM, interrupt) if timed else None
+    eight = math.inf
+    try:
+        for _ in range(3):
+            if timed:
+                signal.setitimer(signal.ITIMER_VIRTUAL, limit)
+            try:
+                eight = min(eight, seconds(large))
+            except TooSlow:
+                pass
+            finally:
+                if timed:
+                    signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            if eight < limit:
+                break
+    finally:
+        if timed:
+            signal.signal(signal.SIGVTALRM, previous)
+    assert eight < limit, f"{shape}: 16 KB took {one * 1e3:.1f} ms, 128 KB over {limit * 1e3:.0f} ms (20×) of CPU time"

@@ -206,7 +206,7 @@ _BASIC = re.compile(r"\b[Bb]asic\s++([A-Za-z0-9+/]{8,}+={0,2})")
 # ------------------------------------------------------------------ key-like names and their values
 # a label: a name (up to 64 characters, starting where a run of name characters starts) and a
 # separator (=, :, :=, =>); the name may be quoted (JSON, also JSON inside a string) or start with --
-_LABEL = re.compile(r"(?<![\w.\-])-{0,2}([A-Za-z_][\w.\-]{0,63}+)(?:\\?[\"'])?[ \t]*+(?:=>|:=|[:=])(?![=/])")
+_LABEL = re.compile(r"(?<![\w.\-])-{0,2}([A-Za-z_][\w.\-]{0,63}+)(?:\\?[\"'])?[ \t]*+(?:=>|:=|[:=])(?!=|//)")
 # its value: up to the next space, quote, separator or bracket
 _VALUE = re.compile(r"[ \t]*+(?:\\?[\"'`])?([^\s\"'`,;&<>\\(){}\[\]]{1,4096}+)")
 # a name is looked at only when it holds one of these (cheap test before the full one)
@@ -282,7 +282,7 @@ def _entropy(value: str) -> float:
 
 def _pathish(value: str) -> bool:
     """A URL, or a path of lower-case words (projects/p/secrets/name), names a secret: it is none."""
-    if "://" in value or value.startswith(("/", "~/", "./")):
+    if "://" in value:
         return True
     return sum(1 for part in value.split("/") if len(part) >= 3 and part.isalpha() and part.islower()) >= 2
 
@@ -305,6 +305,8 @@ def _password_like(value: str) -> bool:
     """A password after a password-like name: 6+ characters, letters with digits (or with symbols
     beyond - _ . /), not a path and not a mask (****, <…>, ${…}, {{…}})."""
     if not 6 <= len(value) <= 128 or not _PASSWORD_CHARS.fullmatch(value) or _pathish(value):
+        return False
+    if value.startswith(("/", "~/", "./")):  # PWD=/home/chef: a directory
         return False
     if value[0] in "<$%{*" or set(value) <= set("*x.X#•"):
         return False
@@ -417,7 +419,9 @@ class Detector:
             if not _LABEL_HINT.search(name):
                 continue
             start = match.start()
-            query = start > 0 and text[start - 1] in "?&"
+            if name.startswith("u0026") and text.endswith("\\", 0, start):  # & escaped in JSON text
+                name, start = name[5:], start + 5
+            query = (start > 0 and text[start - 1] in "?&") or text.endswith(("&amp;", "\\u0026"), 0, start)
             cls = _query_class(name) if query else _label_class(name)
             if cls is None:
                 continue
