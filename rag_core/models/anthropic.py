@@ -27,12 +27,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from rag_core._optional import require
 from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
-from rag_core.models.base import Model, ReasoningDelta, StreamDone, StreamPart, TextDelta, get_field
+from rag_core.models.base import PostingModel, ReasoningDelta, StreamPart, TextDelta, get_field
 from rag_core.models.structured import claude_output_format
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ def claude_messages(messages: list[Message]) -> tuple[str | None, list[dict[str,
 
 
 @dataclass(kw_only=True)
-class Claude(Model):
+class Claude(PostingModel):
     """Claude through Anthropic's Messages API, with Agno's constructor arguments.
 
     Request: ``id``, ``max_tokens`` (8192 unless given; the API requires one), ``temperature``,
@@ -312,42 +312,14 @@ class Claude(Model):
         return client.post("/v1/messages", body=request, options=options, cast_to=object,
                            stream=bool(request.get("stream")), stream_cls=stream_type[object])
 
-    def invoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            reply = self._post(request)
-        except Exception as exc:
-            raise translate_claude_error(exc) from exc
+    def _parse(self, reply: Any) -> ModelResponse:
         return parse_claude_response(reply)
 
-    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            reply = await self._post(request, asynchronous=True)
-        except Exception as exc:
-            raise translate_claude_error(exc) from exc
-        return parse_claude_response(reply)
+    def _accumulator(self) -> ClaudeStreamAccumulator:
+        return ClaudeStreamAccumulator()
 
-    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
-        accumulator = ClaudeStreamAccumulator()
-        try:
-            for event in self._post(request):
-                yield from accumulator.feed(event)
-        except ModelProviderError:
-            raise
-        except Exception as exc:
-            raise translate_claude_error(exc) from exc
-        yield StreamDone(accumulator.result())
-
-    async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        accumulator = ClaudeStreamAccumulator()
-        try:
-            async for event in await self._post(request, asynchronous=True):
-                for part in accumulator.feed(event):
-                    yield part
-        except ModelProviderError:
-            raise
-        except Exception as exc:
-            raise translate_claude_error(exc) from exc
-        yield StreamDone(accumulator.result())
+    def _translate(self, exc: Exception) -> Exception:
+        return translate_claude_error(exc)
 
 
 def anthropic_sdk() -> Any:

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
 
+from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse
 
 if TYPE_CHECKING:
@@ -69,6 +70,63 @@ class Model(ABC):
 
     @abstractmethod
     def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]: ...
+
+
+class PostingModel(Model):
+    """A model whose SDK client posts the built body as it is (``_post``) and hands back plain
+    JSON: the four ways of sending are the same for every such provider, only these differ."""
+
+    @abstractmethod
+    def _post(self, request: dict[str, Any], asynchronous: bool = False) -> Any:
+        """The reply (or, for a streaming body, the stream of events); awaitable when asynchronous."""
+
+    @abstractmethod
+    def _parse(self, reply: Any) -> ModelResponse: ...
+
+    @abstractmethod
+    def _accumulator(self) -> Any:
+        """A fresh stream accumulator: ``feed(event)`` yields StreamParts, ``result()`` the response."""
+
+    @abstractmethod
+    def _translate(self, exc: Exception) -> Exception:
+        """The provider's SDK error as a ModelProviderError (anything else as it is)."""
+
+    def invoke(self, request: dict[str, Any]) -> ModelResponse:
+        try:
+            reply = self._post(request)
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        return self._parse(reply)
+
+    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
+        try:
+            reply = await self._post(request, asynchronous=True)
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        return self._parse(reply)
+
+    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
+        accumulator = self._accumulator()
+        try:
+            for event in self._post(request):
+                yield from accumulator.feed(event)
+        except ModelProviderError:
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        yield StreamDone(accumulator.result())
+
+    async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
+        accumulator = self._accumulator()
+        try:
+            async for event in await self._post(request, asynchronous=True):
+                for part in accumulator.feed(event):
+                    yield part
+        except ModelProviderError:
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        yield StreamDone(accumulator.result())
 
 
 def get_field(obj: Any, name: str, default: Any = None) -> Any:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, ClassVar, Iterator, Protocol
+from typing import Any, ClassVar, Iterator, Protocol
 
-from rag_core.errors import ModelProviderError
 from rag_core.messages import ModelResponse
 from rag_core.models._openai_client import OpenAIConnection, translate_error
-from rag_core.models.base import Model, StreamDone, StreamPart
+from rag_core.models.base import PostingModel, StreamPart
 
 
 # the request options every SDK resource passes: authenticate with the bearer key
@@ -26,7 +25,7 @@ class StreamAccumulator(Protocol):
 
 
 @dataclass(kw_only=True)
-class OpenAIModel(Model, OpenAIConnection):
+class OpenAIModel(PostingModel, OpenAIConnection):
     provider: ClassVar[str] = "openai"
 
     id: str = "gpt-5.2"
@@ -66,42 +65,8 @@ class OpenAIModel(Model, OpenAIConnection):
         return client.post(self.path, body=request, options=_BEARER_AUTH, cast_to=object,
                            stream=bool(request.get("stream")), stream_cls=stream_type[object])
 
-    def invoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            reply = self._post(request)
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        return self._parse(reply)
-
-    async def ainvoke(self, request: dict[str, Any]) -> ModelResponse:
-        try:
-            reply = await self._post(request, asynchronous=True)
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        return self._parse(reply)
-
-    def invoke_stream(self, request: dict[str, Any]) -> Iterator[StreamPart]:
-        accumulator = self._accumulator()
-        try:
-            for event in self._post(request):
-                yield from accumulator.feed(event)
-        except ModelProviderError:
-            raise
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        yield StreamDone(accumulator.result())
-
-    async def ainvoke_stream(self, request: dict[str, Any]) -> AsyncIterator[StreamPart]:
-        accumulator = self._accumulator()
-        try:
-            async for event in await self._post(request, asynchronous=True):
-                for part in accumulator.feed(event):
-                    yield part
-        except ModelProviderError:
-            raise
-        except Exception as exc:
-            raise translate_error(exc) from exc
-        yield StreamDone(accumulator.result())
+    def _translate(self, exc: Exception) -> Exception:
+        return translate_error(exc)
 
     def _common_options(self, body: dict[str, Any], has_tools: bool, keys: tuple[str, ...]) -> None:
         """Add the options that are set, in a fixed order, to ``body``."""
