@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.errors import ModelProviderError
+from rag_core.models._http import is_async_client, shared_http_client, shared_tls_context
 
 
 @dataclass(kw_only=True)
@@ -60,10 +60,10 @@ class OpenAIConnection:
         if self._client is None:
             openai = openai_sdk()
             kwargs = self._kwargs()
-            if self.http_client is not None and not _is_async_client(self.http_client):
+            if self.http_client is not None and not is_async_client(self.http_client):
                 kwargs["http_client"] = self.http_client
             else:
-                kwargs["http_client"] = _shared_http_client()
+                kwargs["http_client"] = shared_http_client(openai)
             self._client = (openai.AzureOpenAI if self._azure else openai.OpenAI)(**kwargs)
         return self._client
 
@@ -71,12 +71,12 @@ class OpenAIConnection:
         if self._async_client is None:
             openai = openai_sdk()
             kwargs = self._kwargs()
-            if self.http_client is not None and _is_async_client(self.http_client):
+            if self.http_client is not None and is_async_client(self.http_client):
                 kwargs["http_client"] = self.http_client
             else:
                 # an async connection pool belongs to one event loop, so it is not shared;
                 # the TLS context (the costly part) is
-                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=_shared_tls_context())
+                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=shared_tls_context())
             self._async_client = (openai.AsyncAzureOpenAI if self._azure else openai.AsyncOpenAI)(**kwargs)
         return self._async_client
 
@@ -93,42 +93,6 @@ def openai_sdk() -> Any:
         raise ImportError(f"rag_core's OpenAI models need the openai SDK 3.x, and openai {openai.__version__} is "
                           "installed (the harness itself works with it: pin your own agents with target: cases)")
     return openai
-
-
-@functools.cache
-def _shared_tls_context() -> Any:
-    import ssl
-
-    import certifi
-
-    return ssl.create_default_context(cafile=certifi.where())
-
-
-_SHARED_CLIENTS: dict[int, Any] = {}
-
-
-def _shared_http_client() -> Any:
-    """One process-wide HTTP client for every model built without ``http_client``.
-
-    Building a client loads the CA bundle (about 20 ms); models are cheap to create
-    (tests build one per case), so they share the client and its connection pool. The
-    cache is keyed by the openai module itself, in case that module is ever re-imported.
-    """
-    import openai
-
-    client = _SHARED_CLIENTS.get(id(openai))
-    if client is None:
-        _SHARED_CLIENTS.clear()
-        client = _SHARED_CLIENTS[id(openai)] = openai.DefaultHttpxClient(verify=_shared_tls_context())
-    return client
-
-
-def _is_async_client(client: Any) -> bool:
-    """An async HTTP client, by what it does (its ``send`` is a coroutine function), not by its
-    class name: the SDK's own ``DefaultAsyncHttpxClient`` and any subclass count."""
-    import inspect
-
-    return inspect.iscoroutinefunction(getattr(type(client), "send", None))
 
 
 def translate_error(exc: Exception) -> Exception:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from rag_core._optional import require
+from rag_core.models._http import is_async_client, shared_http_client, shared_tls_context
 from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
 from rag_core.models.base import PostingModel, ReasoningDelta, StreamPart, TextDelta, get_field
@@ -280,10 +281,10 @@ class Claude(PostingModel):
             anthropic = anthropic_sdk()
             kwargs = self._client_kwargs()
             if "http_client" not in kwargs:
-                if self.http_client is not None and not _is_async_client(self.http_client):
+                if self.http_client is not None and not is_async_client(self.http_client):
                     kwargs["http_client"] = self.http_client
                 else:
-                    kwargs["http_client"] = _shared_http_client(anthropic)
+                    kwargs["http_client"] = shared_http_client(anthropic)
             self._client = anthropic.Anthropic(**kwargs)
         return self._client
 
@@ -292,11 +293,11 @@ class Claude(PostingModel):
             anthropic = anthropic_sdk()
             kwargs = self._client_kwargs()
             if "http_client" not in kwargs:
-                if self.http_client is not None and _is_async_client(self.http_client):
+                if self.http_client is not None and is_async_client(self.http_client):
                     kwargs["http_client"] = self.http_client
                 else:
                     # an async connection pool belongs to one event loop: not shared (its TLS context is)
-                    kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient(verify=_shared_tls_context())
+                    kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient(verify=shared_tls_context())
             self._async_client = anthropic.AsyncAnthropic(**kwargs)
         return self._async_client
 
@@ -325,29 +326,6 @@ class Claude(PostingModel):
 def anthropic_sdk() -> Any:
     """The anthropic package, or an error naming the extra that installs it."""
     return require("anthropic", extra="anthropic", feature="rag_core's Claude model")
-
-
-def _is_async_client(client: Any) -> bool:
-    return type(client).__name__ == "AsyncClient" or "AsyncClient" in {c.__name__ for c in type(client).__mro__}
-
-
-def _shared_tls_context() -> Any:
-    from rag_core.models._openai_client import _shared_tls_context as context
-
-    return context()
-
-
-_SHARED_CLIENTS: dict[int, Any] = {}
-
-
-def _shared_http_client(anthropic: Any) -> Any:
-    """One process-wide HTTP client for the models built without ``http_client`` (a client
-    costs ~20 ms to build and models are cheap to create), kept per anthropic module."""
-    client = _SHARED_CLIENTS.get(id(anthropic))
-    if client is None:
-        _SHARED_CLIENTS.clear()
-        client = _SHARED_CLIENTS[id(anthropic)] = anthropic.DefaultHttpxClient(verify=_shared_tls_context())
-    return client
 
 
 def translate_claude_error(exc: Exception) -> Exception:
