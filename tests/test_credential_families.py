@@ -226,7 +226,8 @@ def _sse(*events: dict[str, Any]) -> str:
 
 # look-alikes from real provider traffic: ids, signatures, encrypted reasoning, embeddings, digests
 LOOK_ALIKES: list[tuple[str, Any]] = [
-    ("chat completion id", {"id": "chatcmpl-" + r(ALNUM, 29), "object": "chat.completion", "system_fingerprint": "fp_" + r(HEX, 10)}),
+    ("chat completion id", {"id": "chatcmpl-" + r(ALNUM, 29), "object": "chat.completion",
+                            "system_fingerprint": "fp_" + r(HEX, 10)}),
     ("response id", {"id": "resp_" + r(HEX, 48), "previous_response_id": "resp_" + r(HEX, 48)}),
     ("message id", {"id": "msg_01" + r(ALNUM, 22), "type": "message", "stop_sequence": None}),
     ("tool use id", {"type": "tool_use", "id": "toolu_01" + r(ALNUM, 22), "name": "search", "input": {"query": "pad thai"}}),
@@ -279,7 +280,8 @@ LOOK_ALIKES: list[tuple[str, Any]] = [
                      "fallbacks": ["claude-sonnet-4-5-20250929", "gemini-2.5-flash", "gpt-4o-2024-08-06"]}),
     ("azure api-version URL", "POST https://kitchen.openai.azure.com/openai/deployments/gpt-4o/chat/completions"
      "?api-version=2024-10-21"),
-    ("gemini stream URL", "POST https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+    ("gemini stream URL",
+     "POST https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
     ("gemini file uri", {"fileData": {"fileUri": "https://generativelanguage.googleapis.com/v1beta/files/" + r(HEX, 12)}}),
     ("anthropic container", {"container": {"id": "container_011C" + r(ALNUM, 20), "expires_at": "2026-01-01T00:00:00Z"}}),
     ("streaming obfuscation", _sse({"type": "response.output_text.delta", "item_id": "msg_" + r(HEX, 48),
