@@ -120,6 +120,9 @@ def test_recording_without_keys_or_emulator_says_how(project, monkeypatch):
         ("id: bad\ninput: hi\nemulate:\n  - {txt: hi}\n", "*broken.yaml:4: emulate.0*txt*"),
         ("id: bad\ninput: hi\nagent: {no_such_option: 1}\n", "*agent.no_such_option: Extra inputs are not permitted*"),
         ("- just\n- a list\n", "*broken.yaml: a case file must be a mapping*"),
+        # requires: [""] ended in a raw traceback from importlib
+        ("id: bad\ninput: hi\nrequires: ['']\n",
+         "*broken.yaml:3: requires: Value error, '' is neither a module name (llama_index.core) nor a distribution*"),
         # stream: [] made the case vanish from the run
         ("id: bad\ninput: hi\nstream: []\n", "*broken.yaml: (case): Value error, stream: [] would run no variant*"),
         # a bad status: was reported as "Extra inputs are not permitted" (the turn's error, not the error reply's)

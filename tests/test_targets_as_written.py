@@ -104,6 +104,10 @@ def own_socket(question, context=None):
 
 def idle(question, context=None):
     return "No call needed."
+
+
+def quitter(question, context=None):
+    raise SystemExit(3)
 '''
 
 NOISY_IMPORT = '''
@@ -476,3 +480,11 @@ def test_editing_a_framework_agents_instructions_fails_exactly_its_case_and_the_
     assert "+You are a Thai cooking assistant. Answer in one sentence." in out
     run_hint(agents, result, "record it again: ")
     agents.runpytest("evals").assert_outcomes(passed=2)
+
+
+def test_a_target_that_exits_fails_its_case_not_the_session(agents):
+    _case(agents, "quitter", "agents_as_written:quitter")
+    _case(agents, "cache_keyed", "agents_as_written:cache_keyed")
+    result = agents.runpytest("evals", "--record-mode=once", "--emulator")
+    result.assert_outcomes(failed=1, passed=1)  # the other case still ran
+    result.stdout.fnmatch_lines(["*quitter.yaml: target: the target called sys.exit(3) on turn 1*"])
