@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rag_core.evals.emulator.script import ScriptEntry, ScriptedError, ScriptedTurn
+from rag_core.evals.emulator.script import ScriptEntry
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.modes import GOLDEN_SUFFIX
 from rag_core.evals.harness.paths import shown

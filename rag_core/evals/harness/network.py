@@ -24,7 +24,7 @@ import threading
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from rag_core.evals.harness.errors import HarnessError
 
@@ -133,30 +133,29 @@ class _Guard:
             if self.installed:
                 return
             self.installed = True
-        originals = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex", "sendto", "sendmsg")}
         resolvers = {name: getattr(socket, name) for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex")}
         original_start = threading.Thread.start
         guard = self
 
-        def check(sock: socket.socket, address: Any, what: str) -> None:
-            if address is not None and sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(_host(address)):
-                guard.refuse(what, address)
+        def guarded(original: Any, what: str, address_of: Callable[[tuple[Any, ...]], Any]) -> Any:
+            """``original`` (a socket method), refusing first what would leave the machine."""
+            def method(sock: socket.socket, *args: Any) -> Any:
+                address = address_of(args)
+                if address is not None and sock.family != getattr(socket, "AF_UNIX", None) and not is_loopback(
+                        _host(address)):
+                    guard.refuse(what, address)
+                return original(sock, *args)
 
-        def connect(sock: socket.socket, address: Any) -> Any:
-            check(sock, address, "connection to")
-            return originals["connect"](sock, address)
+            return method
 
-        def connect_ex(sock: socket.socket, address: Any) -> Any:
-            check(sock, address, "connection to")
-            return originals["connect_ex"](sock, address)
-
-        def sendto(sock: socket.socket, data: Any, *args: Any) -> Any:
-            check(sock, args[-1], "datagram to")
-            return originals["sendto"](sock, data, *args)
-
-        def sendmsg(sock: socket.socket, buffers: Any, *args: Any) -> Any:
-            check(sock, args[2] if len(args) >= 3 else None, "message to")
-            return originals["sendmsg"](sock, buffers, *args)
+        def guards(cls: type) -> dict[str, Any]:
+            """The guarded methods of a socket class: where each finds the address it sends to."""
+            return {
+                "connect": guarded(cls.connect, "connection to", lambda args: args[0]),
+                "connect_ex": guarded(cls.connect_ex, "connection to", lambda args: args[0]),
+                "sendto": guarded(cls.sendto, "datagram to", lambda args: args[-1]),
+                "sendmsg": guarded(cls.sendmsg, "message to", lambda args: args[3] if len(args) >= 4 else None),
+            }
 
         def resolver(name: str) -> Any:
             original = resolvers[name]
@@ -175,32 +174,11 @@ class _Guard:
                     guard.threads[thread] = scope
             original_start(thread)
 
-        for name, replacement in (("connect", connect), ("connect_ex", connect_ex), ("sendto", sendto),
-                                  ("sendmsg", sendmsg)):
-            setattr(socket.socket, name, replacement)
+        for name, method in guards(socket.socket).items():
+            setattr(socket.socket, name, method)
         # code that makes its sockets from the C module directly (``_socket.socket()``) gets a
         # subclass with the same guards (the C type itself cannot be patched)
-        raw = _socket.socket
-        originals.update({f"raw_{name}": getattr(raw, name) for name in ("connect", "connect_ex", "sendto", "sendmsg")})
-
-        class GuardedSocket(raw):  # type: ignore[misc, valid-type]
-            def connect(self, address: Any) -> Any:
-                check(self, address, "connection to")  # type: ignore[arg-type]
-                return originals["raw_connect"](self, address)
-
-            def connect_ex(self, address: Any) -> Any:
-                check(self, address, "connection to")  # type: ignore[arg-type]
-                return originals["raw_connect_ex"](self, address)
-
-            def sendto(self, data: Any, *args: Any) -> Any:
-                check(self, args[-1], "datagram to")  # type: ignore[arg-type]
-                return originals["raw_sendto"](self, data, *args)
-
-            def sendmsg(self, buffers: Any, *args: Any) -> Any:
-                check(self, args[2] if len(args) >= 3 else None, "message to")  # type: ignore[arg-type]
-                return originals["raw_sendmsg"](self, buffers, *args)
-
-        _socket.socket = GuardedSocket  # type: ignore[misc]
+        _socket.socket = type("GuardedSocket", (_socket.socket,), guards(_socket.socket))  # type: ignore[misc]
         for name in resolvers:
             setattr(socket, name, resolver(name))
         threading.Thread.start = start  # type: ignore[method-assign]

@@ -30,13 +30,13 @@ from contextlib import contextmanager
 from typing import Iterator
 
 # per provider, the key variables its SDKs read (the first is the one set when none is)
-KEYS = (
-    ("OPENAI_API_KEY",),
-    ("AZURE_OPENAI_API_KEY",),
-    ("CO_API_KEY", "COHERE_API_KEY"),
-    ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai and pydantic-ai both prefer GOOGLE_API_KEY
-    ("ANTHROPIC_API_KEY",),
-)
+KEY_VARIABLES = {
+    "openai": ("OPENAI_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY",),
+    "cohere": ("CO_API_KEY", "COHERE_API_KEY"),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai and pydantic-ai both prefer GOOGLE_API_KEY
+    "anthropic": ("ANTHROPIC_API_KEY",),
+}
 DUMMY_KEY = "rag-core-replay-key"
 
 # framework switches (variable, value, why); the user's own setting wins
@@ -61,7 +61,7 @@ def planned(environ: dict[str, str], scratch: str) -> dict[str, str]:
     changes: dict[str, str] = {}
     if DSPY_CACHE not in environ:
         changes[DSPY_CACHE] = os.path.join(scratch, "dspy-cache")
-    for group in KEYS:
+    for group in KEY_VARIABLES.values():
         if not any(environ.get(variable) for variable in group):
             changes[group[0]] = DUMMY_KEY
     for variable, value, _ in QUIET:

@@ -36,14 +36,13 @@ from rag_core.evals.harness import cassette_format
 from rag_core.evals.harness.errors import HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
 from rag_core.evals.harness.network import is_loopback
+from rag_core.evals.harness.provider_env import KEY_VARIABLES
 from rag_core.evals.harness.wire import Exchange
 from rag_core.evals.emulator.provider import Reply, ScriptedProvider
 from rag_core.evals.harness.paths import shown
 
 
 KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-version", "x-debug-trace-id"}
-KEY_VARIABLES = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-                 "anthropic": ("ANTHROPIC_API_KEY",)}
 EMULATOR_TARGET = "rag-core provider emulator"  # recorded_with.target of a cassette the emulator answered
 # marks the recorded requests made while ``CaseRecorder.label`` is set (a judge's: its metric)
 LABEL_HEADER = "rag-core-judge"
@@ -136,16 +135,10 @@ class _AtomicPersister:
         from vcr.serialize import serialize
 
         try:
-            text = serialize(cassette_dict, serializer)
+            write_atomic(Path(cassette_path), serialize(cassette_dict, serializer))
         except SecretInCassetteError as exc:
             self.refused = exc
-            return
         except Exception as exc:  # noqa: BLE001 (anything: see the class docstring)
-            self.failed = exc
-            return
-        try:
-            write_atomic(Path(cassette_path), text)
-        except Exception as exc:  # noqa: BLE001
             self.failed = exc
 
 

@@ -29,13 +29,12 @@ from typing import Any, Callable
 
 from rag_core.evals.harness.build import import_named
 from rag_core.evals.harness.errors import CaseFileError
-from rag_core.evals.harness.provider_env import KEYS
+from rag_core.evals.harness.provider_env import KEY_VARIABLES
 
 # where each SDK sends requests when its environment names no other endpoint
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "cohere": "https://api.cohere.com",
                      "gemini": "https://generativelanguage.googleapis.com"}
 _ENDPOINT_OF = {"openai": "OPENAI_BASE_URL", "cohere": "CO_API_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
-_KEYS_OF = {"openai": KEYS[0], "cohere": KEYS[2], "gemini": KEYS[3]}
 
 
 @dataclass
@@ -59,7 +58,7 @@ class TargetContext:
     def api_key(self, provider: str) -> str:
         """The key the environment holds for ``openai``, ``gemini`` or ``cohere`` (a dummy one
         while the case runs, when the environment has none)."""
-        return next(os.environ[v] for v in _KEYS_OF[provider] if os.environ.get(v))
+        return next(os.environ[v] for v in KEY_VARIABLES[provider] if os.environ.get(v))
 
 
 def load_target(spec: str, where: str) -> Callable[..., Any]:
