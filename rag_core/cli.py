@@ -103,6 +103,13 @@ def _record_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _offline(args: argparse.Namespace) -> int:
+    from rag_core.evals.offline import run_offline
+
+    command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
+    return run_offline(command)
+
+
 def _init(args: argparse.Namespace) -> int:
     from rag_core.evals.scaffold import NEXT_STEPS, init_project
 
@@ -126,6 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rag-core {rag_core.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
+
+    offline = commands.add_parser(
+        "offline", help="run a command with loopback as its only network (Linux)",
+        description="Run COMMAND in a network namespace of its own whose only interface is loopback, e.g. "
+                    "rag-core offline -- pytest evals/. Child processes and C-level sockets (gRPC) cannot reach the "
+                    "network either; services on 127.0.0.1 keep working. Needs Linux user namespaces.")
+    offline.add_argument("command_line", nargs=argparse.REMAINDER, metavar="COMMAND",
+                         help="the command and its arguments (after --)")
+    offline.set_defaults(run=_offline)
 
     emulator = commands.add_parser("emulator", help="the provider emulator (OpenAI, Cohere, Gemini wire formats)")
     emulator_commands = emulator.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)

@@ -4,7 +4,14 @@ sends in production, and cannot reach the network while a case runs."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -358,17 +365,44 @@ def agent(question):
 '''
 
 
-def test_a_framework_with_its_own_http_client_is_named_not_pinned(agents, monkeypatch):
-    """DSPy's default engine speaks HTTP over its own sockets, which no cassette can hold: the
-    case says so, naming the host, the client and the code that called it, in every mode."""
+def test_a_framework_with_its_own_http_client_is_pinned(agents, monkeypatch):
+    """DSPy's default engine speaks HTTP over its own sockets (its vendored lm15 transports):
+    its requests go through the cassette as an HTTP library's do, recorded against the
+    emulator and replayed with the network closed."""
     pytest.importorskip("dspy")
     (agents.path / "dspy_agent.py").write_text(DSPY_AGENT)
-    _case(agents, "dspy_react", "dspy_agent:agent")
-    result = agents.runpytest("evals", "--record-mode=once", "--emulator")
+    script = ('text: "[[ ## next_thought ## ]]\\nDone.\\n\\n[[ ## next_tool_name ## ]]\\nfinish\\n\\n'
+              '[[ ## next_tool_args ## ]]\\n{}\\n\\n[[ ## completed ## ]]"',
+              'text: "[[ ## reasoning ## ]]\\nKnown.\\n\\n[[ ## answer ## ]]\\nSoak the noodles.\\n\\n'
+              '[[ ## completed ## ]]"')
+    _case(agents, "dspy_react", "dspy_agent:agent", script=script)
+    # a process of its own per run: DSPy keeps answers in an in-process cache
+    recorded = agents.runpytest_subprocess("evals", "--record-mode=once", "--emulator")
+    recorded.assert_outcomes(passed=1)
+    cassette = (agents.path / "cassettes" / "dspy_react.yaml").read_text()
+    assert "https://api.openai.com/v1/chat/completions" in cassette
+    monkeypatch.setenv("CI", "true")
+    agents.runpytest_subprocess("evals").assert_outcomes(passed=1)
+
+
+LAZY_DSPY_AGENT = '''
+def agent(question):
+    import dspy  # first imported while the case runs: its client was not there to route
+
+    dspy.configure(lm=dspy.LM("openai/gpt-5.2"))
+    return dspy.Predict("question -> answer")(question=question).answer
+'''
+
+
+def test_a_client_first_imported_while_its_case_runs_is_named_not_pinned(agents):
+    pytest.importorskip("dspy")
+    (agents.path / "lazy_dspy.py").write_text(LAZY_DSPY_AGENT)
+    _case(agents, "lazy_dspy", "lazy_dspy:agent")
+    result = agents.runpytest_subprocess("evals", "--record-mode=once", "--emulator")
     result.assert_outcomes(failed=1)
     assert ("it reached for the network, which is closed while a case runs: name resolution of api.openai.com by "
-            "dspy._vendor.lm15.transports._sync (called from dspy_agent)") in result.stdout.str()
-    assert not (agents.path / "cassettes" / "dspy_react.yaml").exists()
+            "dspy._vendor.lm15.transports._sync (called from lazy_dspy)") in result.stdout.str()
+    assert not (agents.path / "cassettes" / "lazy_dspy.yaml").exists()
 
 
 LINGERING_AGENT = '''
@@ -488,3 +522,69 @@ def test_a_target_that_exits_fails_its_case_not_the_session(agents):
     result = agents.runpytest("evals", "--record-mode=once", "--emulator")
     result.assert_outcomes(failed=1, passed=1)  # the other case still ran
     result.stdout.fnmatch_lines(["*quitter.yaml: target: the target called sys.exit(3) on turn 1*"])
+
+
+def test_an_edited_tool_description_fails_every_framework_case_that_sends_it(tmp_path):
+    """Every framework agent in evals/ as its docs write it, replayed strictly after one edit of
+    the tool's description (in the shared recipe table and the docstrings the frameworks read):
+    each case fails, none passes stale, and each diff shows the old and the new text."""
+    from tests.golden_project import ROOT
+
+    for module in ("agents", "langchain_openai", "litellm", "haystack", "smolagents", "dspy", "anthropic"):
+        pytest.importorskip(module)
+    shutil.copytree(ROOT / "evals", tmp_path / "evals", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("fixtures", "cassettes"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\npythonpath = .\n")
+    old, new = "Look up how a Thai dish is made.", "Find out how a Thai dish is cooked."
+    for module in (tmp_path / "evals" / "foreign_agents").rglob("*.py"):
+        module.write_text(module.read_text().replace(old, new))
+    environment = {**os.environ, "CI": "true"}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "evals/test_goldens.py", "-m",
+                             "frameworks and not legacy_sdk"], cwd=tmp_path, env=environment,
+                            capture_output=True, text=True, timeout=600)
+    out = result.stdout
+    failed = set(re.findall(r"FAILED evals/test_goldens.py::test_golden_case\[(\w+)\]", out))
+    passed = set(re.findall(r"PASSED evals/test_goldens.py::test_golden_case\[(\w+)\]", out))
+    assert not passed, out[-3000:]
+    expected = {"fw_agents_sdk_sync", "fw_agents_sdk_streamed", "fw_agents_sdk_async", "fw_langchain_invoke",
+                "fw_langchain_stream", "fw_langchain_ainvoke", "fw_litellm", "fw_haystack", "fw_smolagents",
+                "fw_dspy", "anthropic_sdk", "anthropic_sdk_stream"}
+    assert failed == expected, out[-3000:]
+    assert out.count(new) >= len(failed) and old in out
+
+
+SILENT_PROVIDER_AGENT = '''
+import os
+
+from openai import OpenAI
+
+# the client's own timeout (600 s per attempt) is what a hanging provider would cost
+client = OpenAI(base_url=os.environ["SILENT_PROVIDER_URL"], max_retries=0)
+
+
+def agent(question):
+    return client.responses.create(model="gpt-5.2", input=question).output_text
+'''
+
+
+def test_record_timeout_bounds_the_targets_own_clients(agents, monkeypatch):
+    """Recording live against a provider that accepts the request and never answers: the
+    target's client has its own 600 s timeout, and the case still fails after --record-timeout,
+    naming it."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    monkeypatch.setenv("SILENT_PROVIDER_URL", f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    (agents.path / "silent.py").write_text(SILENT_PROVIDER_AGENT)
+    _case(agents, "silent", "silent:agent")
+    try:
+        result = agents.runpytest_subprocess("evals", "--record-mode=once", "--record-timeout=1", timeout=120)
+    finally:
+        listener.close()
+        for connection in accepted:
+            connection.close()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*got no answer within 1 s (--record-timeout)*"])
+    assert result.duration < 60

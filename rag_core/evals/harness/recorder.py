@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals.credentials import detector
-from rag_core.evals.harness import cassette_format
+from rag_core.evals.harness import cassette_format, socket_clients
 from rag_core.evals.harness.errors import HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
 from rag_core.evals.harness.network import is_loopback
@@ -242,7 +242,8 @@ class CaseRecorder:
                 if recording and emulator is not None:
                     _answer_in_process(cassette, emulator)
                 try:
-                    yield replay
+                    with socket_clients.patched(cassette):
+                        yield replay
                 finally:
                     if not recording:
                         replay.unused = len(cassette) - len(cassette.play_counts)

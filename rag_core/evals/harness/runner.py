@@ -28,6 +28,7 @@ from rag_core.evals.harness.target import TargetContext, answer_text, load_targe
 from rag_core.evals.harness.provider_env import provider_environment
 from rag_core.evals.harness.recorder import EMULATOR_TARGET, CaseRecorder, require_key
 from rag_core.evals.harness.network import BlockedAttempt, network_blocked
+from rag_core.evals.harness.wait_bound import bounded_waits
 from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
 from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core.evals.harness.yaml_dump import dump
@@ -241,6 +242,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
     live = recording and provider is None
     where = f"{comparing.shown(case.source)}: {field_name}"
     guard = network_blocked(case.id) if (settings.block_network or not live) else nullcontext([])
+    waits = bounded_waits(settings.record_timeout) if live else nullcontext()  # the target's clients too
     turn_starts: list[int] = []
     sdk = _sdk_version(None if target_spec is not None else PROVIDER[case.model.api])
     if live:  # before the case's environment fills missing keys with dummies
@@ -248,7 +250,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             [judging.judge_model(spec, case) for spec in case.expect.judge or []] if judged else [])
         for spec in models:
             require_key(PROVIDER[spec.api])
-    with guard as blocked, provider_environment():
+    with guard as blocked, provider_environment(), waits:
         if target_spec is not None:
             target = load_target(target_spec, where)  # imported in the case's environment, behind the guard
         else:

@@ -1,0 +1,140 @@
+"""Cassette stubs for HTTP clients that vcrpy does not patch: clients that speak HTTP over their
+own sockets.
+
+vcrpy intercepts a request inside the HTTP library (httpx, aiohttp, urllib3, requests, …). A
+client that writes HTTP/1.1 on a socket itself has no such layer, so its traffic would reach the
+network guard and the case could not be pinned. For each such client known here, its one
+"send a request, get a response" method is patched for the duration of a cassette, the way vcrpy
+patches the libraries it knows: the request goes to the cassette (played, answered by the
+in-process emulator, or, recording live, sent by the client's own method and appended).
+
+Known clients:
+- lm15's stdlib transports: DSPy's default engine (``dspy._vendor.lm15``) and the ``lm15``
+  package itself. Only modules already imported are patched (never imported here): the case's
+  target is imported before its cassette opens, so a program that configures DSPy at module
+  level, as DSPy's docs do, is covered; one that first imports DSPy while the case runs is not,
+  and the network guard names it.
+"""
+
+from __future__ import annotations
+
+import http
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+from unittest import mock
+
+# the modules of lm15's transports, under each name lm15 is installed as
+LM15_PACKAGES = ("dspy._vendor.lm15", "lm15")
+
+
+def _vcr_request(method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> Any:
+    from vcr.request import Request
+
+    return Request(method, url, body or None, dict(headers))
+
+
+def _cassette_response(cassette: Any, request: Any) -> dict[str, Any] | None:
+    """The cassette's response to ``request`` (played or emulated), or None when the request must
+    be sent (recording live); raises vcrpy's own error when the cassette cannot take it."""
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    if cassette.can_play_response_for(request):
+        return cassette.play_response(request)
+    if cassette.write_protected:
+        raise CannotOverwriteExistingCassetteException(cassette=cassette, failed_request=request)
+    return None
+
+
+def _headers(response: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(name, value) for name, values in response.get("headers", {}).items()
+            for value in (values if isinstance(values, list) else [values])]
+
+
+def _body(response: dict[str, Any]) -> bytes:
+    body = response.get("body", {}).get("string", b"")
+    return body.encode("utf-8") if isinstance(body, str) else body
+
+
+def _recorded(status: int, reason: str, headers: list[tuple[str, str]], body: bytes) -> dict[str, Any]:
+    joined: dict[str, list[str]] = {}
+    for name, value in headers:
+        joined.setdefault(name, []).append(value)
+    return {"status": {"code": status, "message": reason}, "headers": joined, "body": {"string": body}}
+
+
+def _reason(response: dict[str, Any]) -> str:
+    status = response["status"]
+    code = int(status["code"])
+    return status.get("message") or (http.HTTPStatus(code).phrase if code in http.HTTPStatus._value2member_map_ else "")
+
+
+def _lm15_stubs(cassette: Any, package: str) -> list[Any]:
+    """Patches of one lm15 installation's sync ``stream`` and async ``_do_stream``."""
+    sync, asynchronous, types = (sys.modules.get(f"{package}.transports.{name}") for name in ("_sync", "_async", "_types"))
+    if types is None:
+        return []
+    patches = []
+
+    def replay_sync(response: dict[str, Any]) -> Any:
+        def release(body_consumed: bool) -> None:
+            return None
+
+        return types.TransportResponse(status=int(response["status"]["code"]), reason=_reason(response),
+                                       headers=_headers(response), http_version="HTTP/1.1",
+                                       chunks=iter([_body(response)]), release=release)
+
+    def replay_async(response: dict[str, Any]) -> Any:
+        async def chunks() -> AsyncIterator[bytes]:
+            yield _body(response)
+
+        async def release(body_consumed: bool) -> None:
+            return None
+
+        return types.AsyncTransportResponse(status=int(response["status"]["code"]), reason=_reason(response),
+                                            headers=_headers(response), http_version="HTTP/1.1",
+                                            chunks=chunks(), release=release)
+
+    if sync is not None:
+        send = sync.StdlibTransport.stream
+
+        def stream(transport: Any, request: Any) -> Any:
+            vcr_request = _vcr_request(request.method, request.url, request.headers, request.body)
+            response = _cassette_response(cassette, vcr_request)
+            if response is None:  # recording live: the client's own request, kept whole
+                with send(transport, request) as live:
+                    body = b"".join(live)
+                    response = _recorded(live.status, live.reason, list(live.headers), body)
+                cassette.append(vcr_request, response)
+            return replay_sync(response)
+
+        patches.append(mock.patch.object(sync.StdlibTransport, "stream", stream))
+    if asynchronous is not None:
+        send_async = asynchronous.StdlibAsyncTransport._do_stream
+
+        async def do_stream(transport: Any, request: Any) -> Any:
+            vcr_request = _vcr_request(request.method, request.url, request.headers, request.body)
+            response = _cassette_response(cassette, vcr_request)
+            if response is None:
+                live = await send_async(transport, request)
+                try:
+                    body = b"".join([chunk async for chunk in live])
+                finally:
+                    await live.aclose()
+                response = _recorded(live.status, live.reason, list(live.headers), body)
+                cassette.append(vcr_request, response)
+            return replay_async(response)
+
+        patches.append(mock.patch.object(asynchronous.StdlibAsyncTransport, "_do_stream", do_stream))
+    return patches
+
+
+@contextmanager
+def patched(cassette: Any) -> Iterator[None]:
+    """Route the known socket-level clients' requests through ``cassette`` while it is open."""
+    with ExitStack() as stack:
+        for package in LM15_PACKAGES:
+            for patch in _lm15_stubs(cassette, package):
+                stack.enter_context(patch)
+        yield
