@@ -274,7 +274,7 @@ def test_orphans_are_listed_and_pruned(project):
 
 def test_icontains_ignores_case_and_contains_does_not():
     from rag_core.evals.harness.case import OutputExpect
-    from rag_core.evals.harness.compare import check_output
+    from rag_core.evals.harness.checks.snapshot import check_output
 
     assert check_output(OutputExpect(icontains="PALM sugar"), "Fish sauce and palm Sugar.")
     assert not check_output(OutputExpect(contains="PALM sugar"), "Fish sauce and palm sugar.")

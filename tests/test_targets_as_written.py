@@ -550,7 +550,7 @@ def test_an_edited_tool_description_fails_every_framework_case_that_sends_it(tmp
     expected = {"fw_agents_sdk_sync", "fw_agents_sdk_streamed", "fw_agents_sdk_async", "fw_langchain_invoke",
                 "fw_langchain_stream", "fw_langchain_ainvoke", "fw_litellm", "fw_haystack", "fw_smolagents",
                 "fw_dspy", "anthropic_sdk", "anthropic_sdk_stream"}
-    assert failed == expected, out[-3000:]
+    assert failed == expected, (sorted(failed ^ expected), out[-3000:])
     assert out.count(new) >= len(failed) and old in out
 
 
@@ -588,3 +588,47 @@ def test_record_timeout_bounds_the_targets_own_clients(agents, monkeypatch):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*got no answer within 1 s (--record-timeout)*"])
     assert result.duration < 60
+
+
+TRACED_AGENT = '''
+from openai import OpenAI
+
+client = OpenAI(max_retries=0)
+
+
+def agent(question):
+    return client.responses.create(model="gpt-5.2", input=question, extra_query={"trace": "run-7f3a"}).output_text
+'''
+
+CASSETTE_HOOK = '''
+import urllib.parse
+
+
+def _untraced(request):
+    parts = urllib.parse.urlsplit(request.uri)
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query) if k != "trace"]
+    request.uri = urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+    return request
+
+
+def pytest_rag_core_configure_cassette(case, vcr):
+    vcr.before_record_request = _untraced
+    vcr.record_mode = "none"  # the harness's own mode stays: this one would refuse the recording
+    with open("hook-calls.txt", "a") as log:
+        log.write(case.id + "\\n")
+'''
+
+
+def test_a_project_configures_the_cassette_through_a_hook(agents, monkeypatch):
+    """As pytest-recording's pytest_recording_configure: a conftest hook gets the case and the
+    VCR; its filter runs (the volatile query parameter never reaches the cassette), the harness's
+    scrubbing and record mode stay."""
+    (agents.path / "traced.py").write_text(TRACED_AGENT)
+    (agents.path / "conftest.py").write_text(CASSETTE_HOOK)
+    _case(agents, "traced", "traced:agent")
+    agents.runpytest("evals", "--record-mode=once", "--emulator").assert_outcomes(passed=1)
+    cassette = (agents.path / "cassettes" / "traced.yaml").read_text()
+    assert "uri: https://api.openai.com/v1/responses\n" in cassette and "run-7f3a" not in cassette
+    monkeypatch.setenv("CI", "true")
+    agents.runpytest("evals").assert_outcomes(passed=1)
+    assert (agents.path / "hook-calls.txt").read_text() == "traced\ntraced\n"

@@ -183,7 +183,7 @@ def test_an_adapter_sending_what_the_agent_does_not_know_fails_the_case(tmp_path
     shutil.copy(GOLDENS / "agentic_rag.sync.golden.yaml", tmp_path / "agentic_rag.golden.yaml")
     [case] = parse_case_file(tmp_path / "agentic_rag.yaml")
     result = run_case(case, Settings(cassettes_dir=ROOT / "cassettes", fixtures_dir=ROOT / "fixtures"))
-    disagreement = [f for f in result.failures if "differs from what its traffic shows" in f]
+    disagreement = [f.text() for f in result.failures if f.check == "agreement"]
     assert len(disagreement) == 1
     assert "the agent's system_prompt" in disagreement[0] and "Always answer in French." in disagreement[0]
 

@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from rag_core.evals.emulator.script import ScriptedTurn
 from rag_core.evals.harness.case import GoldenCase, JudgeSpec, ModelSpec
-from rag_core.evals.harness.paths import shown
 from rag_core.evals.judge import Judgement, judge
 
 
@@ -80,20 +79,3 @@ def observed(judgements: list[Judgement]) -> list[dict[str, Any]]:
         "verdict": {"score": j.score, "passed": j.passed, "reason": j.verdict.reason,
                     "claims": [c.model_dump() for c in j.verdict.claims]},
     } for j in judgements]
-
-
-def problems(case: GoldenCase, judgements: list[Judgement], error: BaseException | None) -> list[str]:
-    """One message per judge whose score is below its threshold, with the reason and the
-    unsupported claims; and the judge that gave no verdict."""
-    where = f"{shown(case.source)}:expect.judge"
-    found = []
-    for index, j in enumerate(judgements):
-        if not j.passed:
-            unsupported = f"; not supported: {j.unsupported}" if j.unsupported else ""
-            found.append(f"{where}[{index}] ({j.metric}): score {j.score:.2f} is below the threshold "
-                         f"{j.threshold:g}: {j.verdict.reason}{unsupported}")
-    if error is not None:
-        index = len(judgements)
-        metric = (case.expect.judge or [])[index].metric
-        found.append(f"{where}[{index}] ({metric}): the judge gave no verdict: {type(error).__name__}: {error}")
-    return found

@@ -15,16 +15,18 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_core.evals.harness import compare as comparing
 from rag_core.evals.harness.case import GoldenCase
-from rag_core.evals.harness.runner import Settings, _evaluate, play_subjects
+from rag_core.evals.harness.checks import HAND_WRITTEN, run_checks
+from rag_core.evals.harness.failure import Failure
+from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.runner import Settings, observe_run, play_subjects, snapshot_failures
 
 
 @dataclass
 class LiveRun:
     seconds: float
     tokens: int
-    failures: list[str]
+    failures: list[Failure]
 
     @property
     def passed(self) -> bool:
@@ -88,9 +90,11 @@ def run_live(case: GoldenCase, settings: Settings, selector: str) -> LiveResult:
         for repeat in range(settings.repeat):
             run_case = repeat_case(case, repeat)
             played, other = play_subjects(run_case, scratch_settings, selector)
-            observed, _, checks = _evaluate(run_case, played, other)
+            run = observe_run(run_case, played, other)  # checked against the case alone: no golden
             # a provider error status or an emulator script too short, when the run itself did not fail
-            problems = [played.problem] if played.problem and played.error is None and played.judge_error is None else []
-            failures = problems + comparing.compare(run_case, None, observed, run_case.golden_path).all + checks
-            result.runs.append(LiveRun(played.seconds, observed["usage"].get("total_tokens", 0), failures))
+            failures = []
+            if played.problem and played.error is None and played.judge_error is None:
+                failures.append(Failure("recording", "cassette", shown(played.recorder.path), "", played.problem))
+            failures += snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
+            result.runs.append(LiveRun(played.seconds, run.observed["usage"].get("total_tokens", 0), failures))
     return result

@@ -79,24 +79,6 @@ def observe_target(seen: dict[str, Any], answers: list[str | None], error: BaseE
 
 
 # what the wire and a rag_core agent's own account must agree on
-AGREEING_FIELDS = ("system_prompt", "user_messages", "tools", "tool_calls")
-
-
-def agreement(observed: dict[str, Any], seen: dict[str, Any], cassette: str,
-              rules: list[NormalizeRule] = ()) -> list[str]:
-    """Where a rag_core agent's account of its run (system prompt, user messages, tools, tool
-    calls) differs from what its requests and responses show: the adapter sent something the
-    agent does not know about, or the agent reports something never sent."""
-    from rag_core.evals.harness.compare import unified
-    from rag_core.evals.harness.wire import neutral_tool
-
-    own = dict(observed, tools=[neutral_tool(t) for t in observed["tools"]])
-    seen = normalize(seen, list(rules))
-    return [f"{cassette}: the agent's {name} differs from what its traffic shows:\n"
-            + unified(f"{name} (agent, expected) vs wire", own[name], seen[name])
-            for name in AGREEING_FIELDS if own[name] != seen[name]]
-
-
 def normalize(data: dict[str, Any], rules: list[NormalizeRule]) -> dict[str, Any]:
     """Apply each rule: every value its path reaches becomes the rule's placeholder. A copy is
     changed; with no rules ``data`` itself comes back (no caller changes what it gets), which

@@ -147,6 +147,12 @@ def writable_report_path(option: str, value: str, folder: bool = False) -> Path:
     return path
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from rag_core.evals.harness import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "golden: a rag-core golden case")
     config.stash[STASH] = {}
@@ -241,6 +247,7 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         live=config.getoption("live"),
         repeat=config.getoption("repeat"),
         emulator=config.getoption("emulator"),
+        configure_cassette=lambda case, vcr: config.hook.pytest_rag_core_configure_cassette(case=case, vcr=vcr),
     )
     yield settings
 
@@ -288,8 +295,8 @@ class GoldenHarness:
         }))
         if result.failures:
             pytest.fail(f"{ref.case.id}: {len(result.failures)} check(s) failed\n\n"
-                        + "\n\n".join(result.failures + result.fixes), pytrace=False)
-        for report in result.stale + result.notes:
+                        + "\n\n".join([failure.text() for failure in result.failures] + result.fixes), pytrace=False)
+        for report in [failure.text() for failure in result.stale] + result.notes:
             self.node.warn(pytest.PytestWarning(report))
 
     def _report_late_attempts(self) -> None:
@@ -314,7 +321,7 @@ class GoldenHarness:
         self.node.user_properties.append(("rag_core_live", result.to_dict()))
         if not result.ok:
             failed = [(number, run) for number, run in enumerate(result.runs, start=1) if not run.passed]
-            shown = "\n\n".join(f"run {number}:\n" + "\n".join(run.failures) for number, run in failed[:3])
+            shown = "\n\n".join(f"run {number}:\n" + "\n".join(f.text() for f in run.failures) for number, run in failed[:3])
             pytest.fail(f"{case.id}: {result.passes} of {len(result.runs)} live runs passed ({result.pass_rate:.0%}), "
                         f"below min_pass_rate {case.min_pass_rate:g}\n\n{shown}", pytrace=False)
 

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals.credentials import detector
@@ -42,7 +42,10 @@ from rag_core.evals.emulator.provider import Reply, ScriptedProvider
 from rag_core.evals.harness.paths import shown
 
 
-KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-version", "x-debug-trace-id"}
+# what a client reads from a response beyond its body: botocore reads an error's type from
+# x-amzn-errortype (without it a recorded ThrottlingException replays as a bare ClientError)
+KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-version", "x-debug-trace-id",
+                         "x-amzn-errortype", "x-amzn-requestid"}
 EMULATOR_TARGET = "rag-core provider emulator"  # recorded_with.target of a cassette the emulator answered
 # marks the recorded requests made while ``CaseRecorder.label`` is set (a judge's: its metric)
 LABEL_HEADER = "rag-core-judge"
@@ -93,17 +96,30 @@ def _answer_in_process(cassette: Any, emulator: ScriptedProvider) -> None:
     cassette.play_response = answer
 
 
+def _then(first: Callable[[Any], Any], then: Callable[[Any], Any], item: Any) -> Any:
+    """Two vcrpy filters in a row; a filter that returns None drops the interaction."""
+    item = first(item)
+    return None if item is None else then(item)
+
+
 def _clean_response(response: dict[str, Any]) -> dict[str, Any]:
     response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_RESPONSE_HEADERS}
     return response
+
+
+class Pair(NamedTuple):
+    """A replayed request: the body sent now and the body of the recording it was paired with."""
+
+    path: str
+    sent: Any
+    recorded: Any
 
 
 @dataclass
 class Replay:
     """What the cassette saw during a case."""
 
-    # (path, body sent now, body recorded) for every replayed request, in order
-    pairs: list[tuple[str, Any, Any]] = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)  # every replayed request, in order
     unused: int = 0
     # (method, path, status) of every interaction recorded in this run
     recorded: list[tuple[str, str, int]] = field(default_factory=list)
@@ -143,7 +159,8 @@ class _AtomicPersister:
 
 
 class CaseRecorder:
-    def __init__(self, cassette_path: Path, mode: str, script_digest: str | None = None) -> None:
+    def __init__(self, cassette_path: Path, mode: str, script_digest: str | None = None,
+                 configure: Callable[[Any], None] | None = None) -> None:
         if mode not in RECORD_MODES:
             raise HarnessError(f"--record-mode must be one of {', '.join(RECORD_MODES)}, got {mode!r}")
         self.path = cassette_path
@@ -151,6 +168,7 @@ class CaseRecorder:
         self.script_digest = script_digest  # of the case's emulate: list, kept in the cassette
         self.staging = cassette_path.with_name(f".{cassette_path.name}.recording")
         self.label: str | None = None  # set while a judge runs: its recorded requests are marked
+        self.configure = configure  # the project's pytest_rag_core_configure_cassette hook, given the VCR
 
     @property
     def will_record(self) -> bool:
@@ -165,9 +183,25 @@ class CaseRecorder:
         request.uri = scrubber.scrub_url(request.uri)
         for name in [n for n in request.headers if scrubber.scrub_header(n)]:
             del request.headers[name]
+        for name, value in list(request.headers.items()):
+            if isinstance(value, bytes):  # botocore sends header values as bytes; YAML keeps text
+                request.headers[name] = value.decode("latin-1")
         if self.label is not None:
             request.headers[LABEL_HEADER] = self.label  # in the cassette only: the request was sent without it
         return request
+
+    def _configured(self, recorder: Any) -> None:
+        """The project's hook adapts the VCR; its filters run first, the harness's scrubbing
+        after them (always), and the harness keeps its persister and matching."""
+        ours = (recorder.before_record_request, recorder.before_record_response, recorder.persister,
+                recorder.record_mode, recorder.match_on)
+        self.configure(recorder)
+        theirs_request, theirs_response = recorder.before_record_request, recorder.before_record_response
+        recorder.persister, recorder.record_mode, recorder.match_on = ours[2:]
+        if theirs_request is not ours[0]:
+            recorder.before_record_request = lambda request: _then(theirs_request, ours[0], request)
+        if theirs_response is not ours[1]:
+            recorder.before_record_response = lambda response: _then(theirs_response, ours[1], response)
 
     def _body_matcher(self, first: Any, second: Any) -> None:
         if self._strict_bodies() and _json(first.body) != _json(second.body):
@@ -208,6 +242,8 @@ class CaseRecorder:
         persister = _AtomicPersister()
         recorder.register_persister(persister)
         recorder.register_matcher("json_body", self._body_matcher)
+        if self.configure is not None:
+            self._configured(recorder)
         replay = Replay()
         try:
             with recorder.use_cassette(str(target), serializer="rag_core") as cassette:
@@ -226,7 +262,7 @@ class CaseRecorder:
                     before = dict(cassette.play_counts)
                     response = original(request)
                     index = next(i for i, n in cassette.play_counts.items() if n != before.get(i, 0))
-                    replay.pairs.append((request.path, _json(request.body), _json(cassette.requests[index].body)))
+                    replay.pairs.append(Pair(request.path, _json(request.body), _json(cassette.requests[index].body)))
                     replay.exchanges.append(_exchange(request, response))
                     return response
 

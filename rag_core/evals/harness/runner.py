@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 import functools
 import hashlib
 import json
@@ -11,19 +10,21 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals import credentials
-from rag_core.evals.harness import compare as comparing
-from rag_core.evals.harness import expectations
 from rag_core.evals.harness import hints
 from rag_core.evals.harness import judging
 from rag_core.evals.harness.case import GoldenCase, load_expect, read_golden
 from rag_core.evals.harness.errors import CaseFileError, HarnessError, RecordingFailed, UnrecordedRequestError
 from rag_core.evals.harness import wire
-from rag_core.evals.harness.differential import differences
-from rag_core.evals.harness.observe import agreement, normalize, observe, observe_target
+from rag_core.evals.harness.case_run import CaseRun
+from rag_core.evals.harness.checks import HAND_WRITTEN, SNAPSHOT, replay as replay_checks, run_checks
+from rag_core.evals.harness.checks.replay import blocked_message, no_calls_message
+from rag_core.evals.harness.failure import Failure
+from rag_core.evals.harness.observe import normalize, observe, observe_target
+from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.target import TargetContext, answer_text, load_target, settle, takes_context
 from rag_core.evals.harness.provider_env import provider_environment
 from rag_core.evals.harness.recorder import EMULATOR_TARGET, CaseRecorder, require_key
@@ -46,13 +47,15 @@ class Settings:
     record_timeout: float = 60.0  # seconds a provider may take to answer one request while recording
     live: bool = False  # --live: run against the providers (or the emulator) and keep nothing
     repeat: int = 1  # --repeat: runs per case under --live
+    # (case, vcr) -> None: the project's pytest_rag_core_configure_cassette hook (see hookspecs.py)
+    configure_cassette: Callable[[GoldenCase, Any], None] | None = None
 
 
 @dataclass
 class CaseResult:
     case_id: str
-    failures: list[str] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    stale: list[Failure] = field(default_factory=list)  # failures too under --strict-cassettes or a golden diff
     updated: bool = False
     new_golden: bool = False  # written for the first time: to be reviewed before committing
     recorded: bool = False
@@ -153,7 +156,7 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
     if blocked:
         return blocked_message(blocked)
     if provider is not None and provider.overrun is not None:
-        return (f"{comparing.shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
+        return (f"{shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
                 f"more model calls ({provider.overrun}); " + hints.missing_turns(provider.turns, provider.requests[-1]))
     timed_out = _in_chain(error, _timeout_types())
     if timed_out is not None:
@@ -172,30 +175,10 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
         return no_calls_message(case, idle)
     if provider is not None and provider.unused and not case.allow_unused_turns:
         used = len(provider.turns) - provider.unused
-        return (f"{comparing.shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the run asked for "
+        return (f"{shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the run asked for "
                 f"{used}: turns #{used + 1}–#{len(provider.turns)} were never used (remove them, or set "
                 "allow_unused_turns: true)")
     return None
-
-
-def blocked_message(blocked: list[BlockedAttempt]) -> str:
-    """Why a run that reached for the network is not trusted (it made calls no cassette holds)."""
-    counted = Counter(str(attempt) for attempt in blocked)
-    listed = "; ".join(f"{what} (×{n})" if n > 1 else what for what, n in list(counted.items())[:5])
-    if len(counted) > 5:
-        listed += f"; and {len(counted) - 5} more"
-    return (f"it reached for the network, which is closed while a case runs: {listed}. Only the HTTP clients the "
-            "harness intercepts are recorded and replayed (httpx, httpx2, requests/urllib3, aiohttp, http.client, "
-            "boto3, tornado, httplib2); call the provider through one of them")
-
-
-def no_calls_message(case: GoldenCase, subject: str) -> str | None:
-    """A subject that made no provider call pinned nothing; a case says so when it means it."""
-    if (case.expect.usage or {}).get("max_rounds") == 0:
-        return None
-    return (f"{comparing.shown(case.source)}: {subject} made no provider call, so the case pins nothing (a coroutine "
-            "never awaited, a cached answer, a client the harness does not intercept?); if that is what it should "
-            "do, say so with expect: {usage: {max_rounds: 0}}")
 
 
 @dataclass
@@ -226,12 +209,13 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
     guard from its import on (except while recording live), and sends its requests where it
     always does: the cassette replays them, or the emulator answers them in-process, or (live)
     the provider does."""
-    recorder = CaseRecorder(cassette, settings.record_mode, script_digest(case))
+    configure = functools.partial(settings.configure_cassette, case) if settings.configure_cassette else None
+    recorder = CaseRecorder(cassette, settings.record_mode, script_digest(case), configure)
     recording = recorder.will_record
     emulated = bool(case.emulate) or settings.emulator
     if not recording and not recorder.path.exists():
         raise UnrecordedRequestError(
-            f"{case.id}: no cassette {comparing.shown(recorder.path)} yet. Record it: "
+            f"{case.id}: no cassette {shown(recorder.path)} yet. Record it: "
             f"{hints.record(selector, emulated)}{hints.live_note(emulated)}"
         )
     provider = None
@@ -240,7 +224,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
         script = list(case.emulate) + (judging.emulated_turns(case) if judged else [])
         provider = ScriptedProvider(script, seed=case.id)
     live = recording and provider is None
-    where = f"{comparing.shown(case.source)}: {field_name}"
+    where = f"{shown(case.source)}: {field_name}"
     guard = network_blocked(case.id) if (settings.block_network or not live) else nullcontext([])
     waits = bounded_waits(settings.record_timeout) if live else nullcontext()  # the target's clients too
     turn_starts: list[int] = []
@@ -292,14 +276,14 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
         emulated = emulated or replay.recorded_with.get("target") == EMULATOR_TARGET
         raise UnrecordedRequestError(
             f"{case.id}: {target_spec or 'the agent'} sent {what} (request #{len(replay.pairs) + 1}), which "
-            f"{comparing.shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
+            f"{shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
             f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
     judges_overran = (provider is not None and provider.overrun is not None and bool(case.expect.judge)
                       and provider.overrun_at >= agent_calls)
     if judges_overran:  # the script ran out while a judge asked: its verdicts are what is missing
         problem: str | None = (
-            f"{comparing.shown(case.source)}: expect.judge has {len(case.expect.judge or [])} judge(s), but "
+            f"{shown(case.source)}: expect.judge has {len(case.expect.judge or [])} judge(s), but "
             f"emulate_judge scripts {len(case.emulate_judge)} verdict(s): give the emulator one verdict per judge "
             "under emulate_judge: (score, reason, claims)")
     else:
@@ -310,35 +294,38 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
     elif problem is not None:
         recorder.discard()
         raise RecordingFailed(
-            f"{case.id}: recording failed, nothing was written ({comparing.shown(recorder.path)} and "
-            f"{comparing.shown(case.golden_path)} are as they were): {problem}"
+            f"{case.id}: recording failed, nothing was written ({shown(recorder.path)} and "
+            f"{shown(case.golden_path)} are as they were): {problem}"
         )
     return Played(recorder, replay, turn_starts, produced, error, judge_start, judgements, judge_error, seconds,
                   problem, during_run, at_import)
 
 
-def _evaluate(case: GoldenCase, played: Played, other: Played | None) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """What the case observed (its golden fields), what its traffic shows, and the failures of its
-    hand-written checks: expectations, judges, wire agreement, the compared subject's differences."""
-    turn_starts, error = played.turn_starts, played.error
-    seen_on_wire = wire.observe(played.replay.exchanges[:played.judge_start], turn_starts)
-    chat_requests = seen_on_wire["chat_requests"]
+def observe_run(case: GoldenCase, played: Played, other: Played | None, recording: bool = False,
+                selector: str = "") -> CaseRun:
+    """What the case's run observed: its golden fields (the agent's own account, or for a target
+    its traffic), what its traffic shows, and what its checks need besides."""
+    seen_on_wire = wire.observe(played.replay.exchanges[:played.judge_start], played.turn_starts)
     if case.target is not None:
-        observed = normalize(observe_target(seen_on_wire, played.produced, error), case.rules)
-        hand_checks = expectations.check(case, [[] for _ in case.inputs], observed, chat_requests)
+        observed = normalize(observe_target(seen_on_wire, played.produced, played.error), case.rules)
+        references: list[list[dict[str, Any]]] = [[] for _ in case.inputs]
     else:
         agent, outputs = played.produced
         sent = [r for out in outputs for r in out.requests]
-        observed = normalize(observe(agent, outputs, sent, error), case.rules)
-        hand_checks = expectations.check(case, [out.references for out in outputs], observed, chat_requests)
-        # the agent's own account and the wire must tell the same story
-        hand_checks += agreement(observed, seen_on_wire, comparing.shown(played.recorder.path), case.rules)
+        observed = normalize(observe(agent, outputs, sent, played.error), case.rules)
+        references = [out.references for out in outputs]
     if case.expect.judge:
         observed["judges"] = normalize({"judges": judging.observed(played.judgements)}, case.rules)["judges"]
-        hand_checks += judging.problems(case, played.judgements, played.judge_error)
-    if other is not None:
-        hand_checks += differences(case, seen_on_wire, wire.observe(other.replay.exchanges, other.turn_starts))
-    return observed, seen_on_wire, hand_checks
+    other_wire = wire.observe(other.replay.exchanges, other.turn_starts) if other is not None else None
+    return CaseRun(case, observed, seen_on_wire, case.golden_path, played=played, other=other, other_wire=other_wire,
+                   recording=recording, selector=selector, turn_references=references)
+
+
+def snapshot_failures(run: CaseRun) -> list[Failure]:
+    """The snapshot checks' failures, the golden's first (what --update-goldens rewrites), then
+    the hand-written ones."""
+    found = run_checks(run, SNAPSHOT)
+    return [f for f in found if f.source == "golden"] + [f for f in found if f.source != "golden"]
 
 
 def _inside(folder: Path, name: str, case: GoldenCase) -> Path:
@@ -347,7 +334,7 @@ def _inside(folder: Path, name: str, case: GoldenCase) -> Path:
     path = folder / name
     real, root = path.resolve(), folder.resolve()
     if not real.is_relative_to(root):
-        raise CaseFileError(f"{comparing.shown(case.source)}: cassette: {name} is {real}, outside the cassettes folder "
+        raise CaseFileError(f"{shown(case.source)}: cassette: {name} is {real}, outside the cassettes folder "
                             f"{root} (through a symbolic link)")
     return path
 
@@ -372,46 +359,29 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     selector = selector or case.id
     result = CaseResult(case.id)
     played, other = play_subjects(case, settings, selector)
-    recorder = played.recorder
-    recording = recorder.will_record
-    emulated = bool(case.emulate) or settings.emulator is not None
+    recording = played.recorder.will_record
     result.recorded = recording
-    observed, seen_on_wire, hand_checks = _evaluate(case, played, other)
-    result.wire = seen_on_wire
-    result.tokens = observed["usage"].get("total_tokens", 0)
-    for run, subject in ((played, case.target or "the agent"), (other, case.compare_with)):
-        if run is None:
-            continue
-        if run.blocked_at_import:
+    run = observe_run(case, played, other, recording, selector)
+    result.wire = run.wire
+    result.tokens = run.observed["usage"].get("total_tokens", 0)
+    for each, subject in ((played, case.target or "the agent"), (other, case.compare_with)):
+        if each is not None and each.blocked_at_import:
             result.notes.append(f"{subject}: while its module was imported, the network guard refused "
-                                + "; ".join(map(str, run.blocked_at_import)) + " (the import went on without it)")
-        if not recording and run.blocked:
-            result.failures.append(f"{case.id}: {subject}: " + blocked_message(run.blocked))
-        if not recording and run.judge_start == 0:
-            problem = no_calls_message(case, subject or "the agent")
-            if problem:
-                result.failures.append(problem)
-    if not recording:
-        for run in [played] + ([other] if other is not None else []):
-            result.stale += _stale(run.replay, run.recorder.path, case, selector)
-            if run.replay.unused:
-                result.failures.append(
-                    f"{comparing.shown(run.recorder.path)}: {run.replay.unused} recorded interaction(s) were not used: "
-                    f"the run made fewer provider calls than when it was recorded. Record it again: "
-                    f"{hints.rerecord(selector, emulated)}"
-                )
+                                + "; ".join(map(str, each.blocked_at_import)) + " (the import went on without it)")
+    result.failures += run_checks(run, (replay_checks.network, replay_checks.no_calls, replay_checks.unused))
+    result.stale = replay_checks.stale(run, script_digest(case))
     golden_path = case.golden_path
     # a case recorded for the first time gets its first golden with the recording: replay alone
     # (CI) never writes one, so a case without a reviewed golden still fails there
     first_golden = recording and not golden_path.exists()
-    text = dump(observed) if settings.update_goldens or first_golden else None
+    text = dump(run.observed) if settings.update_goldens or first_golden else None
     # the new golden is refused, read against the old one and staged before anything is committed:
     # the cassette and the golden are replaced together or not at all
     recorders = [played.recorder] + ([other.recorder] if other is not None else [])
     staged: Path | None = None
     try:
         if text is not None:
-            credentials.check(comparing.shown(golden_path), observed)
+            credentials.check(shown(golden_path), run.observed)
             previous = read_golden(golden_path)
             if previous != text:
                 result.new_golden, result.updated = previous is None, True
@@ -427,19 +397,20 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     if staged is not None:
         os.replace(staged, golden_path)
     if text is not None:
-        result.failures += comparing.compare(case, None, observed, golden_path).all + hand_checks
+        result.failures += snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
         return result
-    golden = load_expect(golden_path)
-    if golden is None:
-        result.failures.append(f"{comparing.shown(golden_path)}: no golden file yet; write it with "
-                               f"{hints.update_goldens(selector)} and review it")
-    compared = comparing.compare(case, golden, observed, golden_path)
-    if compared.golden and golden is not None and not result.stale:
+    run.golden = load_expect(golden_path)
+    if run.golden is None:
+        result.failures.append(Failure("golden", "golden", shown(golden_path), "",
+                                       f"{shown(golden_path)}: no golden file yet; write it with "
+                                       f"{hints.update_goldens(selector)} and review it"))
+    snapshot = snapshot_failures(run)
+    if any(f.source == "golden" for f in snapshot) and run.golden is not None and not result.stale:
         # only a golden's own fields are what --update-goldens rewrites; with a stale cassette the
         # re-record command (in the stale report) is the one that works
         result.fixes.append(f"if the change is intended: {hints.update_goldens(selector)}, then review the golden diff")
-    result.failures += compared.all + hand_checks  # hand-written checks: --update-goldens does not change them
-    if result.stale and (settings.strict_cassettes or compared.all):
+    result.failures += snapshot + run_checks(run, HAND_WRITTEN)  # hand-written: --update-goldens changes none
+    if result.stale and (settings.strict_cassettes or snapshot):
         result.failures += result.stale
     return result
 
@@ -450,30 +421,5 @@ def _stage(staged: Path, text: str, golden_path: Path) -> None:
         write_atomic(staged, text)
     except OSError as exc:
         staged.unlink(missing_ok=True)
-        raise HarnessError(f"{comparing.shown(golden_path)}: the golden cannot be written ({exc.strerror or exc}); "
+        raise HarnessError(f"{shown(golden_path)}: the golden cannot be written ({exc.strerror or exc}); "
                            "the committed cassette and golden are unchanged") from None
-
-
-def _stale(replay: Any, path: Path, case: GoldenCase, selector: str) -> list[str]:
-    """A report for every replayed request whose body differs from the recorded one, and for an
-    emulated case whose ``emulate:`` script changed since it was recorded."""
-    emulated = replay.recorded_with.get("target") == EMULATOR_TARGET
-    fix = f"record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
-    reports = []
-    recorded_script = replay.recorded_with.get("script")
-    if emulated and recorded_script is not None and recorded_script != script_digest(case):
-        reports.append(f"stale cassette {comparing.shown(path)}: the case's emulate: script changed since it was "
-                       f"recorded; {fix}")
-    # the case's normalize rules on requests hold for the cassette too: a value the golden
-    # declares volatile does not make the cassette stale
-    rules = [r for r in case.rules if r.path.startswith("requests[*]")]
-    now = normalize({"requests": [p[1] for p in replay.pairs]}, rules)["requests"]
-    then = normalize({"requests": [p[2] for p in replay.pairs]}, rules)["requests"]
-    for index, (request_path, sent, recorded) in enumerate(zip([p[0] for p in replay.pairs], now, then)):
-        if sent != recorded:
-            reports.append(
-                f"stale cassette {comparing.shown(path)} (request #{index + 1}, {request_path}, differs from what "
-                f"the agent now sends); {fix}\n"
-                + comparing.unified(f"{path.name}:request[{index}]", recorded, sent)
-            )
-    return reports

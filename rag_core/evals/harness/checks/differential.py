@@ -9,10 +9,10 @@ ignorable too).
 
 from __future__ import annotations
 
-from typing import Any
-
-from rag_core.evals.harness.case import GoldenCase
+from rag_core.evals.harness.case_run import CaseRun
+from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.observe import without
+from rag_core.evals.harness.paths import shown
 
 # the wire-level fields two subjects are compared on: the model conversation. Embedding and
 # rerank traffic is left out (two frameworks index knowledge differently by design), and so is
@@ -20,22 +20,17 @@ from rag_core.evals.harness.observe import without
 COMPARED = ("system_prompt", "user_messages", "tools", "chat_requests", "tool_calls", "final_text")
 
 
-def differences(case: GoldenCase, mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
-    from rag_core.evals.harness.paths import shown
-
+def compare_with(run: CaseRun) -> list[Failure]:
+    case = run.case
+    if case.compare_with is None or run.other_wire is None:
+        return []
     subject = case.target or (case.agent if isinstance(case.agent, str) else "the case's agent")
-    ours = without({name: mine[name] for name in COMPARED}, case.ignore)
-    other = without({name: theirs[name] for name in COMPARED}, case.ignore)
-    return [f"{shown(case.source)}: compare_with: {case.compare_with} sends a different {name} than {subject} "
-            f"(declare a deliberate difference under ignore:):\n"
-            + _diff(f"{name} ({subject})", f"{name} ({case.compare_with})", ours.get(name), other.get(name))
+    ours = without({name: run.wire[name] for name in COMPARED}, case.ignore)
+    other = without({name: run.other_wire[name] for name in COMPARED}, case.ignore)
+    where = shown(case.source)
+    return [Failure("compare_with", "case", where, name,
+                    f"{where}: compare_with: {case.compare_with} sends a different {name} than {subject} "
+                    "(declare a deliberate difference under ignore:):",
+                    golden=ours.get(name), observed=other.get(name),
+                    label=(f"{name} ({subject})", f"{name} ({case.compare_with})"))
             for name in COMPARED if name in ours and ours[name] != other.get(name)]
-
-
-def _diff(before_label: str, after_label: str, before: Any, after: Any) -> str:
-    import difflib
-
-    from rag_core.evals.harness.yaml_dump import dump
-
-    return "".join(difflib.unified_diff(dump(before).splitlines(keepends=True), dump(after).splitlines(keepends=True),
-                                        before_label, after_label))

@@ -6,31 +6,33 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_core.evals.harness.case import GoldenCase, RetrievedExpect
+from rag_core.evals.harness.case import RetrievedExpect
+from rag_core.evals.harness.case_run import CaseRun
+from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.wire import prompt_prefix
 
 
-def check(case: GoldenCase, turn_references: list[list[dict[str, Any]]], observed: dict[str, Any],
-          chat_requests: list[dict[str, Any]]) -> list[str]:
-    """One message per failed check, naming the case file and the field. ``chat_requests`` are
-    the bodies of the case's model requests (embedding and rerank calls have no prompt prefix)."""
-    where = f"{shown(case.source)}:expect"
+def _where(run: CaseRun) -> str:
+    return f"{shown(run.case.source)}:expect"
+
+
+def retrieved(run: CaseRun) -> list[Failure]:
+    """Context recall and precision of each turn's searches (a target reports none: every turn's
+    list is empty, and the spec says what that means)."""
+    spec_or_specs = run.case.expect.retrieved
+    if spec_or_specs is None:
+        return []
+    turns = run.turn_references or [[] for _ in run.case.inputs]
+    specs = spec_or_specs if isinstance(spec_or_specs, list) else [spec_or_specs] * len(turns)
     failures = []
-    expect = case.expect
-    if expect.retrieved is not None:
-        specs = expect.retrieved if isinstance(expect.retrieved, list) else [expect.retrieved] * len(turn_references)
-        for turn, (spec, searches) in enumerate(zip(specs, turn_references), start=1):
-            if spec is not None:
-                problem = retrieved_problem(spec, searches)
-                if problem:
-                    label = f" (turn {turn})" if len(case.inputs) > 1 else ""
-                    failures.append(f"{where}.retrieved{label}: {problem}")
-    failures += [f"{where}.usage: {p}" for p in usage_problems(expect.usage or {}, observed)]
-    if expect.stable_prefix:
-        problem = prefix_problem(chat_requests)
-        if problem:
-            failures.append(f"{where}.stable_prefix: {problem}")
+    for turn, (spec, searches) in enumerate(zip(specs, turns), start=1):
+        if spec is not None:
+            problem = retrieved_problem(spec, searches)
+            if problem:
+                label = f" (turn {turn})" if len(run.case.inputs) > 1 else ""
+                failures.append(Failure("retrieved", "case", shown(run.case.source), "expect.retrieved",
+                                        f"{_where(run)}.retrieved{label}: {problem}"))
     return failures
 
 
@@ -70,29 +72,33 @@ def retrieved_problem(spec: RetrievedExpect, searches: list[dict[str, Any]]) -> 
             f"{missing or 'nothing'}; the searches {searched} returned (first {spec.k} each): {got}")
 
 
-def usage_problems(limits: dict[str, int], observed: dict[str, Any]) -> list[str]:
+def usage_limits(run: CaseRun) -> list[Failure]:
     """``max_*`` limits against the recorded usage and the number of provider rounds."""
-    spent = dict(observed.get("usage") or {}) | {"rounds": len(observed.get("requests") or [])}
-    problems = []
+    limits = run.case.expect.usage or {}
+    spent = dict(run.observed.get("usage") or {}) | {"rounds": len(run.observed.get("requests") or [])}
+    failures = []
     for key, limit in limits.items():
         if key.startswith("max_"):
             counter = key[len("max_"):]
             if spent.get(counter, 0) > limit:
-                problems.append(f"{counter} = {spent.get(counter, 0)} is above {key} = {limit}")
-    return problems
+                failures.append(Failure("usage", "case", shown(run.case.source), f"expect.usage.{key}",
+                                        f"{_where(run)}.usage: {counter} = {spent.get(counter, 0)} is above "
+                                        f"{key} = {limit}"))
+    return failures
 
 
-def prefix_problem(requests: list[dict[str, Any]]) -> str | None:
-    """Where the system prompt or the tools first differ from the first request's, with the diff."""
-    from rag_core.evals.harness.compare import unified
-
-    if not requests:
-        return None
+def stable_prefix(run: CaseRun) -> list[Failure]:
+    """Where the system prompt or the tools first differ from the first model request's."""
+    requests = run.wire["chat_requests"]
+    if not run.case.expect.stable_prefix or not requests:
+        return []
     first = prompt_prefix(requests[0])
     for number, body in enumerate(requests[1:], start=2):
         prefix = prompt_prefix(body)
         if prefix != first:
             parts = [p for p in ("system", "tools") if prefix[p] != first[p]]
-            return (f"request #{number} changes the {' and the '.join(parts)} sent in request #1, so a provider's "
-                    f"prompt cache cannot reuse the prefix:\n" + unified("prefix", first, prefix))
-    return None
+            return [Failure("stable_prefix", "case", shown(run.case.source), "expect.stable_prefix",
+                            f"{_where(run)}.stable_prefix: request #{number} changes the {' and the '.join(parts)} "
+                            "sent in request #1, so a provider's prompt cache cannot reuse the prefix:",
+                            golden=first, observed=prefix, label="prefix")]
+    return []
