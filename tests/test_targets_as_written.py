@@ -530,7 +530,7 @@ def test_an_edited_tool_description_fails_every_framework_case_that_sends_it(tmp
     each case fails, none passes stale, and each diff shows the old and the new text."""
     from tests.golden_project import ROOT
 
-    for module in ("agents", "langchain_openai", "litellm", "haystack", "smolagents", "dspy", "anthropic"):
+    for module in ("agents", "langchain_openai", "litellm", "haystack", "smolagents", "dspy", "anthropic", "boto3"):
         pytest.importorskip(module)
     shutil.copytree(ROOT / "evals", tmp_path / "evals", ignore=shutil.ignore_patterns("__pycache__"))
     for folder in ("fixtures", "cassettes"):
@@ -549,7 +549,7 @@ def test_an_edited_tool_description_fails_every_framework_case_that_sends_it(tmp
     assert not passed, out[-3000:]
     expected = {"fw_agents_sdk_sync", "fw_agents_sdk_streamed", "fw_agents_sdk_async", "fw_langchain_invoke",
                 "fw_langchain_stream", "fw_langchain_ainvoke", "fw_litellm", "fw_haystack", "fw_smolagents",
-                "fw_dspy", "anthropic_sdk", "anthropic_sdk_stream"}
+                "fw_dspy", "anthropic_sdk", "anthropic_sdk_stream", "bedrock_converse"}
     assert failed == expected, (sorted(failed ^ expected), out[-3000:])
     assert out.count(new) >= len(failed) and old in out
 

@@ -44,6 +44,11 @@ VOLATILE_HEADERS = {
     "openai-organization", "openai-project", "x-stainless-retry-count", "x-stainless-read-timeout",
     "x-stainless-os", "x-stainless-arch", "x-stainless-runtime", "x-stainless-runtime-version",
     "x-stainless-async", "x-stainless-lang", "x-stainless-timeout", "x-server-timeout", "content-length", "host",
+    # botocore's: the signing time (part of the SigV4 signature), an id per call, the attempt number
+    "x-amz-date", "amz-sdk-invocation-id", "amz-sdk-request",
+    # names this machine's kernel, Python and SDK build (botocore's also lists features in a
+    # per-process order): nothing a replay matches on, and not worth a line in a cassette diff
+    "user-agent",
 }
 # query parameters scrubbed by their exact (lower-cased) name, whatever the rule below says
 QUERY_PARAMETERS = {
@@ -353,9 +358,6 @@ class Detector:
         lowered = name.lower()
         return (any(word in lowered for word in HEADER_WORDS) or lowered in VOLATILE_HEADERS
                 or lowered in self.extra_headers)
-
-    def scrub_headers(self, headers: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in headers.items() if not self.scrub_header(k)}
 
     def scrub_query_parameter(self, name: str) -> bool:
         """A query parameter is dropped when its name says credential: one of QUERY_PARAMETERS, or,

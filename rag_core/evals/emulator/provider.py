@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from rag_core.evals.emulator import anthropic, cohere_api, gemini, openai_chat, openai_embeddings, openai_responses
+from rag_core.evals.emulator import (anthropic, bedrock, cohere_api, gemini, openai_chat, openai_embeddings,
+                                     openai_responses)
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
 
 
@@ -97,6 +98,8 @@ class ScriptedProvider:
 
             return _error(500, f"emulator: request #{index + 1} to {path} but the script has only {len(self.turns)} "
                                "turn(s)", "emulator_error")
+        if bedrock.is_converse(path):  # errors and headers of its own: the whole reply is the dialect's
+            return Reply(*bedrock.answer(turn, path, request, self.ids))
         request_id = self.ids.next("req", 32)
         messages_api = path.endswith("/v1/messages")
         headers = {"request-id": request_id} if messages_api else {"x-request-id": request_id}
@@ -176,7 +179,7 @@ MAX_INPUTS = 4_096
 def _chat_api(path: str) -> bool:
     """Whether ``path`` is a model call the script answers (every dialect below)."""
     return (path.endswith(("/v1/messages", "/responses", "/v2/chat", "/chat/completions"))
-            or ":generateContent" in path or ":streamGenerateContent" in path)
+            or ":generateContent" in path or ":streamGenerateContent" in path or bedrock.is_converse(path))
 
 
 def _too_large(request: dict[str, Any]) -> str | None:

@@ -12,7 +12,10 @@ Two kinds of variable are set, and only where the user's environment has none, i
 alike (so a module-level client is built the same way whichever mode imported it first):
 
 - a dummy key per provider: SDKs refuse to build a client without one, and a replay or an
-  emulated recording never sends it anywhere;
+  emulated recording never sends it anywhere; for AWS a dummy key pair and a region, since boto3
+  signs every request (SigV4) and cannot sign without them, set only where the environment names
+  no credentials or profile of its own (so botocore stops at the environment and never reads
+  ~/.aws/credentials, starts an SSO login or asks the EC2 metadata endpoint);
 - the switches that keep frameworks from side effects a test run must not have: exporting traces
   of the run (with a real key, when the shell has one), writing telemetry settings into the
   home folder, answering from a disk cache instead of calling the provider, fetching a price
@@ -36,8 +39,18 @@ KEY_VARIABLES = {
     "cohere": ("CO_API_KEY", "COHERE_API_KEY"),
     "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai and pydantic-ai both prefer GOOGLE_API_KEY
     "anthropic": ("ANTHROPIC_API_KEY",),
+    # boto3 (Bedrock): any of these is the user's own way of naming AWS credentials
+    "bedrock": ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_BEARER_TOKEN_BEDROCK",
+                "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI"),
 }
 DUMMY_KEY = "rag-core-replay-key"
+# what a provider gets when its group above has nothing set, where one dummy key is not enough
+DUMMY_CREDENTIALS = {"bedrock": {"AWS_ACCESS_KEY_ID": DUMMY_KEY, "AWS_SECRET_ACCESS_KEY": DUMMY_KEY}}
+# boto3 needs a region to sign for and send to: botocore reads AWS_DEFAULT_REGION, other AWS
+# clients AWS_REGION. Set only where neither is, and no profile is named (its config has one).
+REGION_VARIABLES = ("AWS_DEFAULT_REGION", "AWS_REGION")
+DUMMY_REGION = "us-east-1"
 
 # framework switches (variable, value, why); the user's own setting wins
 QUIET = (
@@ -47,6 +60,8 @@ QUIET = (
      "swaps it in from a background thread when a retry succeeds)"),
     ("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True", "LiteLLM fetches Anthropic's beta headers during a call"),
     ("ANONYMIZED_TELEMETRY", "False", "Chroma sends product telemetry"),
+    ("AWS_EC2_METADATA_DISABLED", "true", "botocore asks the EC2 metadata endpoint (169.254.169.254) for "
+     "credentials when a named profile holds none"),
 )
 
 
@@ -61,9 +76,12 @@ def planned(environ: dict[str, str], scratch: str) -> dict[str, str]:
     changes: dict[str, str] = {}
     if DSPY_CACHE not in environ:
         changes[DSPY_CACHE] = os.path.join(scratch, "dspy-cache")
-    for group in KEY_VARIABLES.values():
+    for provider, group in KEY_VARIABLES.items():
         if not any(environ.get(variable) for variable in group):
-            changes[group[0]] = DUMMY_KEY
+            dummies = DUMMY_CREDENTIALS.get(provider, {group[0]: DUMMY_KEY})
+            changes.update({variable: value for variable, value in dummies.items() if not environ.get(variable)})
+    if not any(environ.get(variable) for variable in (*REGION_VARIABLES, "AWS_PROFILE", "AWS_DEFAULT_PROFILE")):
+        changes.update(dict.fromkeys(REGION_VARIABLES, DUMMY_REGION))
     for variable, value, _ in QUIET:
         if variable not in environ:
             changes[variable] = value

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import typing
 from typing import Any
+from urllib.parse import unquote
 
 from pydantic import TypeAdapter
 
@@ -63,6 +66,49 @@ def validate_anthropic_body(body: dict[str, Any]) -> None:
     _validate(p.MessageCreateParamsStreaming if body.get("stream") else p.MessageCreateParamsNonStreaming, body)
 
 
+@functools.cache
+def _bedrock_input(operation: str) -> Any:
+    """The input shape of a ``bedrock-runtime`` operation in botocore's service model (loaded once)."""
+    import botocore.session
+
+    return botocore.session.get_session().get_service_model("bedrock-runtime").operation_model(operation).input_shape
+
+
+def _from_wire(shape: Any, value: Any, where: str = "input") -> Any:
+    """A rest-json body as the parameters botocore would have serialised it from: blobs (image and
+    document bytes) back from base64, members by their Python name. What does not fit the shape is
+    left as it is, for the validator to name; a blob that is not base64 is named here (botocore's
+    validator takes any ``str`` for a blob, as it encodes one itself)."""
+    if shape.type_name == "structure" and isinstance(value, dict) and not shape.is_document_type:
+        names = {member.serialization.get("name", name): name for name, member in shape.members.items()}
+        return {names.get(key, key): _from_wire(shape.members[names[key]], item, f"{where}.{names[key]}")
+                if key in names else item for key, item in value.items()}
+    if shape.type_name == "list" and isinstance(value, list):
+        return [_from_wire(shape.member, item, f"{where}[{index}]") for index, item in enumerate(value)]
+    if shape.type_name == "map" and isinstance(value, dict):
+        return {key: _from_wire(shape.value, item, f"{where}.{key}") for key, item in value.items()}
+    if shape.type_name == "blob" and isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except binascii.Error:
+            raise ValueError(f"{where.removeprefix('input.')}: a blob must be sent as base64") from None
+    return value
+
+
+def validate_bedrock_body(body: dict[str, Any], *, stream: bool = False, model_id: str = "model") -> None:
+    """A Converse (or ConverseStream) body against botocore's ``bedrock-runtime`` service model,
+    with botocore's own ``ParamValidator`` (unknown keys, missing required members, wrong types,
+    a content block that sets more or less than one member). The model id travels in the path."""
+    from botocore.validate import ParamValidator
+
+    shape = _bedrock_input("ConverseStream" if stream else "Converse")
+    if "modelId" in body:
+        raise ValueError("keys the SDK does not know: ['modelId'] (the model id travels in the path)")
+    report = ParamValidator().validate({**_from_wire(shape, body), "modelId": model_id}, shape)
+    if report.has_errors():
+        raise ValueError(report.generate_report())
+
+
 def validate_request(path: str, body: dict[str, Any]) -> None:
     """Validate a body by the endpoint it goes to."""
     if path.endswith("/responses"):
@@ -73,6 +119,9 @@ def validate_request(path: str, body: dict[str, Any]) -> None:
         validate_gemini_body(body)
     elif path.endswith("/v1/messages"):
         validate_anthropic_body(body)
+    elif "/model/" in path and path.endswith(("/converse", "/converse-stream")):
+        model_id = unquote(path.rsplit("/model/", 1)[1].rsplit("/", 1)[0])
+        validate_bedrock_body(body, stream=path.endswith("/converse-stream"), model_id=model_id)
     elif path.endswith((":batchEmbedContents", "/embeddings", "/embed", "/rerank")):
         return  # built by the SDKs themselves, not by rag_core
     else:
