@@ -2,7 +2,7 @@
 
     rag-core emulator serve [--port N] [--script FILE]   the provider emulator on 127.0.0.1
     rag-core cache record SUITE [--root DIR]             a retrieval suite's embedding cache
-    rag-core init [DIR]                                  scaffold golden cases in a project
+    rag-core init [DIR] [--install SPEC]                 scaffold golden cases in a project (all files or none)
     rag-core --version
 
 Bad input ends with one line on stderr naming the thing and the cause, and exit status 2.
@@ -100,6 +100,9 @@ def _record_cache(args: argparse.Namespace) -> int:
         print(record(args.suite, args.root))
     except (SuiteFileError, DatasetUnavailable, RagCoreError) as exc:  # RagCoreError: provider, extra, dataset
         raise UsageError(" ".join(str(exc).split())) from None
+    except OSError as exc:  # checked before embedding: the disk (full) or the network failed meanwhile
+        failed = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+        raise UsageError(f"{args.suite}: recording stopped: {failed}") from None
     return 0
 
 
@@ -111,18 +114,24 @@ def _offline(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from rag_core.evals.scaffold import NEXT_STEPS, init_project
+    from rag_core.evals.scaffold import NEXT_STEPS, WORKFLOW_PATH, ScaffoldError, init_project
 
     try:
-        result = init_project(args.dir)
-    except (NotADirectoryError, OSError) as exc:
-        raise UsageError(f"{args.dir}: cannot scaffold here ({exc})") from None
+        result = init_project(args.dir, install=args.install)
+    except ScaffoldError as exc:
+        raise UsageError(f"{args.dir}: cannot scaffold here: {exc}") from None
     for path in result.written:
         print(f"wrote {args.dir / path}")
+    for change in result.changed:
+        print(f"added {change}")
     for path in result.kept:
         print(f"kept  {args.dir / path} (exists already)")
     for note in result.notes:
         print(note, end="" if note.endswith("\n") else "\n")
+    if args.install is None and WORKFLOW_PATH in result.written:
+        print(f"Set RAG_CORE_INSTALL in {args.dir / WORKFLOW_PATH} to where CI gets rag-core (a git URL or a wheel; "
+              "rag-core is on no package index): the workflow stops until it is set. (rag-core init --install SPEC "
+              "fills it in when it writes the workflow.)")
     print(NEXT_STEPS.format(folder=args.dir))
     return 0
 
@@ -168,9 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = commands.add_parser(
         "init", help="scaffold golden cases in a project",
-        description="Write an example golden case, its corpus, evals/test_goldens.py, a pytest configuration "
-                    "and a CI workflow into DIR. Existing files are kept.")
+        description="Write an example golden case, its corpus, evals/test_goldens.py, rag-core's pytest settings "
+                    "(in the project's own pytest configuration file) and a CI workflow into DIR. Existing files and "
+                    "pytest sections are kept; all files are written, or none.")
     init.add_argument("dir", type=Path, nargs="?", default=Path("."), metavar="DIR", help="the project (default: .)")
+    init.add_argument("--install", metavar="SPEC", default=None,
+                      help="what the CI workflow installs rag-core from: a pip requirement such as "
+                           "'rag-core[harness,agent] @ git+https://github.com/you/rag-core.git@v0.1.0' or a wheel "
+                           "path (default: a placeholder the workflow refuses until it is filled in)")
     init.set_defaults(run=_init)
     return parser
 
@@ -192,5 +206,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except UsageError as exc:
-        print(f"rag-core: {exc}", file=sys.stderr)
+        print(f"rag-core: error: {exc}", file=sys.stderr)
         return 2

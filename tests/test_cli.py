@@ -143,25 +143,27 @@ def test_cache_record_fills_a_suites_embedding_cache(tmp_path):
     assert (tmp_path / "cassettes" / "embeddings" / "tiny").is_dir()
 
 
-README_INIT_FILES = [
+INIT_FILES = [
     "fixtures/goldens/example_agentic_rag.yaml", "fixtures/goldens/case.schema.json", "fixtures/corpora/example.yaml",
     "evals/__init__.py", "evals/test_goldens.py", "pytest.ini", ".github/workflows/rag-core-evals.yml",
 ]
 
 
 def test_init_then_record_snapshot_and_replay_the_example(tmp_path):
-    """The README's "Use it in your project" steps, as written, in a new folder."""
+    """The "Use it in your project" steps of the README and docs/getting-started.md, as written, in a new folder."""
+    guide = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in guide for name in INIT_FILES), "docs/getting-started.md lists what rag-core init writes"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert all(f"`{name}`" in readme for name in README_INIT_FILES), "README lists what rag-core init writes"
     project = tmp_path / "project"
     result = rag_core_command("init", str(project), cwd=tmp_path, command=COMMANDS[-1])
     assert result.returncode == 0, result.stderr
     written = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file())
-    assert written == sorted(README_INIT_FILES)
+    assert written == sorted(INIT_FILES)
     assert (project / "cassettes").is_dir()
-    # the printed next steps are the commands that work
+    # the printed next steps are the commands that work, and the ones the README and the guide show
     steps = [line.split("#")[0].strip() for line in result.stdout.splitlines() if line.strip().startswith("pytest ")]
     assert steps == ["pytest evals/ --record-mode=once --emulator", "pytest evals/"]
+    assert all(step in readme and step in guide for step in steps)
     for step in steps:
         ran = subprocess.run([sys.executable, "-m", *step.split()], cwd=project, capture_output=True, text=True, timeout=300,
                              env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")})
@@ -170,6 +172,7 @@ def test_init_then_record_snapshot_and_replay_the_example(tmp_path):
     golden = (project / "fixtures" / "goldens" / "example_agentic_rag.golden.yaml").read_text()
     assert "search_knowledge_base" in golden and "tamarind" in golden
     again = rag_core_command("init", str(project), cwd=tmp_path)
-    # a second run keeps every file; pytest.ini now counts as the project's own configuration
-    assert again.returncode == 0 and again.stdout.count("kept ") == len(README_INIT_FILES) - 1
-    assert "pytest.ini already configures pytest" in again.stdout
+    # a second run keeps every file; pytest.ini now is the project's own configuration, left as it is
+    assert again.returncode == 0 and again.stdout.count("kept ") == len(INIT_FILES) - 1
+    assert "pytest.ini already holds rag-core's pytest settings in [pytest]." in again.stdout
+    assert "wrote " not in again.stdout and "Set RAG_CORE_INSTALL" not in again.stdout

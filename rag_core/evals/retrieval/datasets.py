@@ -3,6 +3,10 @@
 BEIR: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``)
 and ``qrels/<split>.tsv`` (header, then ``query-id corpus-id score``). Document text is
 ``title + " " + text``, the BEIR/MTEB convention.
+
+Whatever is wrong with a dataset file (not UTF-8, not JSON or YAML, a field of the wrong type,
+a grade that is not an integer, no judged query at all) is one DatasetError naming the file, the
+line or field, and the cause.
 """
 
 from __future__ import annotations
@@ -10,8 +14,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any, Iterator, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from rag_core.errors import RagCoreError
+from rag_core.evals.harness.paths import shown
+from rag_core.evals.retrieval.reading import brief, not_utf8, read_yaml, validation_problems, yaml_where
 
 BEIR_HELP = (
     "BEIR datasets are published by the BEIR project (github.com/beir-cellar/beir) as zip files; "
@@ -31,77 +41,169 @@ class Dataset:
     qrels: dict[str, dict[str, int]]  # query id -> doc id -> graded relevance
 
 
-def _jsonl(path: Path) -> list[tuple[int, dict]]:
+def _identifier(value: Any) -> str:
+    """A document or query id: a string, or an integer (YAML reads ``101`` as one; some BEIR files have them)."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise PydanticCustomError("identifier", "expected an id (a non-empty string or an integer), got {got}",
+                              {"got": brief(value)})
+
+
+Identifier = Annotated[str, BeforeValidator(_identifier)]
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # BEIR lines carry more than is read here (metadata)
+
+
+LineType = TypeVar("LineType", bound=_Line)
+
+
+class CorpusLine(_Line):
+    id: Identifier = Field(alias="_id")
+    title: StrictStr | None = None
+    text: StrictStr | None = None
+
+    def content(self) -> str:
+        """``title + " " + text``, the BEIR/MTEB convention."""
+        text = self.text or ""
+        return f"{self.title} {text}".strip() if self.title else text
+
+
+class QueryLine(_Line):
+    id: Identifier = Field(alias="_id")
+    text: StrictStr | None = None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line, read one at a time (corpora can be large), each decoded on its own
+    so that one that is not UTF-8 is named by its number."""
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    yield number, raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DatasetError(not_utf8(shown(path), exc, line=number)) from None
+    except OSError as exc:
+        raise DatasetError(f"{shown(path)}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _jsonl(path: Path, line_type: type[LineType]) -> Iterator[tuple[int, LineType]]:
+    """Each non-blank line of a BEIR JSONL file, as ``line_type``."""
     if not path.is_file():
-        raise DatasetError(f"{path}: missing. {BEIR_HELP}")
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-            if "_id" not in row:
-                raise DatasetError(f"{path}:{number}: no '_id' field")
-            rows.append((number, row))
-    return rows
+        raise DatasetError(f"{shown(path)}: missing. {BEIR_HELP}")
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        where = f"{shown(path)}:{number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise DatasetError(f"{where}: not valid JSON (nested more deeply than can be read)") from None
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a JSON object with '_id' and 'text', got {brief(row)}")
+        if "_id" not in row:
+            raise DatasetError(f"{where}: no '_id' field")
+        try:
+            yield number, line_type.model_validate(row)
+        except ValidationError as exc:
+            raise DatasetError(validation_problems(exc, row, lambda loc: where, whole="(line)")) from None
 
 
 def _load_corpus(path: Path) -> dict[str, str]:
     """doc id -> text from BEIR-style lines; text is ``title + " " + text``."""
     corpus: dict[str, str] = {}
-    for number, row in _jsonl(path):
-        doc_id = str(row["_id"])
-        if doc_id in corpus:
-            raise DatasetError(f"{path}:{number}: duplicate document id {doc_id!r}")
-        title = row.get("title") or ""
-        corpus[doc_id] = (title + " " + (row.get("text") or "")).strip() if title else (row.get("text") or "")
+    for number, document in _jsonl(path, CorpusLine):
+        if document.id in corpus:
+            raise DatasetError(f"{shown(path)}:{number}: duplicate document id {document.id!r}")
+        corpus[document.id] = document.content()
     return corpus
 
 
 def load_beir(folder: str | Path, split: str = "test") -> Dataset:
     folder = Path(folder)
     if not folder.is_dir():
-        raise DatasetError(f"{folder}: no such dataset folder. {BEIR_HELP}")
+        raise DatasetError(f"{shown(folder)}: no such dataset folder. {BEIR_HELP}")
     corpus = _load_corpus(folder / "corpus.jsonl")
     all_queries: dict[str, str] = {}
-    for number, row in _jsonl(folder / "queries.jsonl"):
-        query_id = str(row["_id"])
-        if query_id in all_queries:
-            raise DatasetError(f"{folder / 'queries.jsonl'}:{number}: duplicate query id {query_id!r}")
-        all_queries[query_id] = row.get("text") or ""
-    qrels = load_qrels(folder / "qrels" / f"{split}.tsv", corpus, all_queries)
+    for number, query in _jsonl(folder / "queries.jsonl", QueryLine):
+        if query.id in all_queries:
+            raise DatasetError(f"{shown(folder / 'queries.jsonl')}:{number}: duplicate query id {query.id!r}")
+        all_queries[query.id] = query.text or ""
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    qrels = load_qrels(qrels_path, corpus, all_queries)
+    if not qrels:  # an empty suite scores nothing: it must not pass as if it had
+        raise DatasetError(f"{shown(qrels_path)}: no judgements; a suite is scored on at least one judged query")
     queries = {q: all_queries[q] for q in qrels}
     return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels)
 
 
 def load_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
     if not path.is_file():
-        raise DatasetError(f"{path}: missing (no judgements for this split). {BEIR_HELP}")
+        raise DatasetError(f"{shown(path)}: missing (no judgements for this split). {BEIR_HELP}")
     qrels: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            parts = line.rstrip("\n").split("\t")
-            if number == 1 and parts[0] == "query-id":
-                continue
-            if not line.strip():
-                continue
-            if len(parts) != 3:
-                raise DatasetError(f"{path}:{number}: expected 3 tab-separated fields, got {len(parts)}")
-            query_id, doc_id, score = parts
-            if query_id not in queries:
-                raise DatasetError(f"{path}:{number}: query {query_id!r} is not in queries.jsonl")
-            if doc_id not in corpus:
-                raise DatasetError(f"{path}:{number}: document {doc_id!r} is not in corpus.jsonl")
-            if doc_id in qrels.get(query_id, {}):
-                raise DatasetError(f"{path}:{number}: duplicate judgement of {doc_id!r} for query {query_id!r}")
-            try:
-                qrels.setdefault(query_id, {})[doc_id] = int(score)
-            except ValueError as exc:
-                raise DatasetError(f"{path}:{number}: relevance {score!r} is not an integer") from exc
+    for number, line in _lines(path):
+        where = f"{shown(path)}:{number}"
+        parts = line.rstrip("\r\n").split("\t")
+        if number == 1 and parts[0] == "query-id":
+            continue
+        if not line.strip():
+            continue
+        if len(parts) != 3:
+            raise DatasetError(f"{where}: expected 3 tab-separated fields, got {len(parts)}")
+        query_id, doc_id, score = parts
+        if query_id not in queries:
+            raise DatasetError(f"{where}: query {query_id!r} is not in queries.jsonl")
+        if doc_id not in corpus:
+            raise DatasetError(f"{where}: document {doc_id!r} is not in corpus.jsonl")
+        if doc_id in qrels.get(query_id, {}):
+            raise DatasetError(f"{where}: duplicate judgement of {doc_id!r} for query {query_id!r}")
+        try:
+            qrels.setdefault(query_id, {})[doc_id] = int(score)
+        except ValueError:
+            raise DatasetError(f"{where}: relevance {score!r} is not an integer") from None
     return qrels
+
+
+def _grades(value: Any) -> Any:
+    """``relevant:`` as document id -> grade: a list of ids is grade 1 each."""
+    if isinstance(value, list):
+        return dict.fromkeys((_identifier(item) for item in value), 1)
+    if isinstance(value, dict):
+        return value
+    raise PydanticCustomError(
+        "relevant", "expected a list of document ids (grade 1 each) or a mapping of document id to grade, got {got}",
+        {"got": brief(value)})
+
+
+class JudgedQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: Identifier
+    text: StrictStr = Field(min_length=1)
+    # a grade is an integer: YAML reads ``true`` and ``1.5`` as numbers int() would quietly turn into 1
+    relevant: Annotated[dict[Identifier, StrictInt], BeforeValidator(_grades)]
+
+
+class JudgedQueries(BaseModel):
+    """A judged-queries file: the corpus it judges, and its queries."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    corpus: StrictStr = Field(min_length=1)  # BEIR-style lines, relative to this file
+    queries: list[JudgedQuery]
+
+    @field_validator("queries")
+    @classmethod
+    def _some_queries(cls, value: list[JudgedQuery]) -> list[JudgedQuery]:
+        if not value:  # an empty suite scores nothing: it must not pass as if it had
+            raise PydanticCustomError("no_queries", "no queries; a suite is scored on at least one judged query")
+        return value
 
 
 def load_judged_yaml(path: str | Path) -> Dataset:
@@ -113,36 +215,32 @@ def load_judged_yaml(path: str | Path) -> Dataset:
             text: how do I braise lamb?
             relevant: {doc-7: 2, doc-9: 1}   # or a list of ids (grade 1 each)
     """
-    import yaml
-
-    from rag_core.evals.harness.yaml_lines import load_bounded
-
     path = Path(path)
     if not path.is_file():
-        raise DatasetError(f"{path}: missing")
+        raise DatasetError(f"{shown(path)}: missing")
+    data = read_yaml(path, DatasetError)
+    if not isinstance(data, dict):
+        raise DatasetError(f"{shown(path)}: expected a mapping with 'corpus' (a file) and 'queries' (a list), "
+                           f"got {brief(data)}")
+    where = yaml_where(path)
     try:
-        data = load_bounded(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: not valid YAML ({exc})") from exc
-    if not isinstance(data, dict) or "corpus" not in data or not isinstance(data.get("queries"), list):
-        raise DatasetError(f"{path}: expected a mapping with 'corpus' (a file) and 'queries' (a list)")
-    corpus = _load_corpus(path.parent / data["corpus"])
+        judged = JudgedQueries.model_validate(data)
+    except ValidationError as exc:
+        raise DatasetError(validation_problems(exc, data, where)) from None
+    corpus = _load_corpus(path.parent / judged.corpus)
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
-    for index, entry in enumerate(data["queries"]):
-        where = f"{path}: queries[{index}]"
-        if not isinstance(entry, dict) or not {"id", "text", "relevant"} <= set(entry):
-            raise DatasetError(f"{where}: needs id, text and relevant")
-        query_id = str(entry["id"])
-        if query_id in queries:
-            raise DatasetError(f"{where}: duplicate query id {query_id!r}")
-        relevant = entry["relevant"]
-        grades = {str(d): 1 for d in relevant} if isinstance(relevant, list) else {str(d): int(g) for d, g in relevant.items()}
-        unknown = sorted(d for d in grades if d not in corpus)
-        if unknown:
-            raise DatasetError(f"{where} ({query_id}): relevant document(s) not in {data['corpus']}: {unknown}")
-        if not any(g >= 1 for g in grades.values()):
-            raise DatasetError(f"{where} ({query_id}): no relevant document (grade >= 1)")
-        queries[query_id] = str(entry["text"])
-        qrels[query_id] = grades
+    for index, query in enumerate(judged.queries):
+        problem = None
+        unknown = sorted(d for d in query.relevant if d not in corpus)
+        if query.id in queries:
+            problem = f"duplicate query id {query.id!r}"
+        elif unknown:
+            problem = f"relevant document(s) not in {judged.corpus}: {unknown}"
+        elif not any(g >= 1 for g in query.relevant.values()):
+            problem = "no relevant document (grade >= 1)"
+        if problem:  # the line is looked up only now: finding lines means reading the file again
+            raise DatasetError(f"{where(('queries', index, 'id'))}: queries[{index}] ({query.id}): {problem}")
+        queries[query.id] = query.text
+        qrels[query.id] = query.relevant
     return Dataset(name=path.parent.name, corpus=corpus, queries=queries, qrels=qrels)

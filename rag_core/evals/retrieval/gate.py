@@ -102,11 +102,18 @@ def read_baseline(path: Path) -> dict[str, Any]:
     hint = "fix it or rewrite it with pytest evals/ --update-baselines"
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(path, f"{shown(path)}: the baseline cannot be read ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        from rag_core.evals.retrieval.reading import not_utf8
+
+        raise BaselineError(path, f"{not_utf8(shown(path), exc)}, or rewrite it with pytest evals/ --update-baselines") from None
+    except IsADirectoryError:
+        raise BaselineError(path, f"{shown(path)}: a folder where the baseline file should be; move it away, "
+                                  "then write the baseline with pytest evals/ --update-baselines") from None
+    except OSError as exc:
+        raise BaselineError(path, f"{shown(path)}: the baseline cannot be read ({exc.strerror or exc})") from None
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested more deeply than can be read
         raise BaselineError(path, f"{shown(path)}: not valid JSON ({exc}); {hint}") from exc
     problem = shape_problem(data)
     if problem:
@@ -133,6 +140,10 @@ def load_baseline(suite: SuiteSpec, root: Path, retriever: str) -> dict[str, Any
     path = baseline_file(suite, root, retriever)
     if path is None:
         return None
+    if path.parent.exists() and not path.parent.is_dir():  # else every baseline in it would read as "none yet"
+        raise BaselineError(path.parent, f"{shown(path.parent)}: the suite's baseline folder is a file (baseline: in "
+                                         f"{shown(suite.source) if suite.source else 'suite ' + suite.name}); move it "
+                                         f"away, or name another folder")
     if not path.exists():
         legacy = legacy_file(suite, root, retriever)
         if legacy is None or not legacy.exists():
@@ -184,7 +195,24 @@ def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> Non
         "metrics": _rounded(result.metrics),
         "per_query": {m: _rounded(dict(sorted(result.per_query[m].items()))) for m in suite.metrics},
     }
-    write_checked(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+    try:
+        write_checked(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+    except OSError as exc:
+        from rag_core.evals.harness.paths import shown
+
+        raise BaselineError(path, f"{shown(path)}: the baseline cannot be written ({_write_problem(exc)})") from None
+
+
+def _write_problem(exc: OSError) -> str:
+    """Why a file could not be written, in words: a file standing where a folder must be, and a
+    folder where the file must be, are what a person can fix."""
+    from rag_core.evals.harness.paths import shown
+
+    if isinstance(exc, (FileExistsError, NotADirectoryError)) and exc.filename:
+        return f"{shown(Path(exc.filename))} is a file, where a folder is needed"
+    if isinstance(exc, IsADirectoryError):
+        return "a folder is in its place"
+    return exc.strerror or str(exc)
 
 
 def worse_queries(suite: SuiteSpec, result: RetrieverResult, baseline: dict[str, Any] | None) -> list[tuple[str, float, float]]:

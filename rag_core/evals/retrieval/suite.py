@@ -22,11 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rag_core.evals.harness.yaml_lines import load_bounded
+from rag_core.evals.harness.paths import shown
 from rag_core.evals.retrieval.metrics import parse_metric
+from rag_core.evals.retrieval.reading import brief, read_yaml, validation_problems
 
 
 class _Strict(BaseModel):
@@ -192,15 +192,17 @@ class SuiteFileError(ValueError):
 
 
 def load_suite(path: Path) -> SuiteSpec:
-    try:
-        data = load_bounded(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise SuiteFileError(f"{path}: cannot be read as YAML ({exc})") from exc
+    """The suite in ``path``; a SuiteFileError naming the file, the field and the cause when the
+    file cannot be read, is not UTF-8 or YAML, or is not a suite."""
+    data = read_yaml(path, SuiteFileError)
+    if not isinstance(data, dict):
+        raise SuiteFileError(f"{shown(path)}: a suite file is a mapping of name, dataset, metrics, retrievers and the "
+                             f"other suite fields, got {brief(data)}")
     try:
         suite = SuiteSpec.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(suite)'}: {e['msg']}" for e in exc.errors())
-        raise SuiteFileError(f"{path}: {problems}") from None
+        # no line numbers here: a suite is a few lines, and its messages read "<file>: <field>: <cause>"
+        raise SuiteFileError(validation_problems(exc, data, lambda loc: shown(path), whole="(suite)")) from None
     suite.source = path
     return suite
 
