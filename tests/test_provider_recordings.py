@@ -93,7 +93,7 @@ def test_chat_streamed_tool_call_round_trip_through_the_agent():
 def test_a_real_404_becomes_a_model_provider_error():
     import openai
 
-    from rag_core.models._openai_client import translate_error
+    from rag_core.providers.openai import translate_error
 
     client = openai.OpenAI(api_key="sk-test", max_retries=0)
     with replay("openai/embeddings_error_404_model_not_found.yaml"):

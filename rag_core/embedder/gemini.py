@@ -24,7 +24,7 @@ class GeminiEmbedder(Embedder):
     _client: Any = field(default=None, init=False, repr=False)
 
     def _embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
-        from rag_core.models.gemini import gemini_client, translate_gemini_error
+        from rag_core.providers.gemini import gemini_client, translate_gemini_error
 
         if self._client is None:
             self._client = gemini_client(self.api_key, self.base_url, "GeminiEmbedder")

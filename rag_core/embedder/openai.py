@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_core.embedder.base import Embedder, InputType
-from rag_core.models._openai_client import OpenAIConnection, translate_error
+from rag_core.providers.openai import OpenAIConnection, translate_error
 
 
 @dataclass(kw_only=True)

@@ -12,15 +12,13 @@ google-genai SDK, which receives that body as its typed request and sends it unc
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
 
-from rag_core._optional import require
-from rag_core.errors import ModelProviderError
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
 from rag_core.models.base import Model, ReasoningDelta, StreamDone, StreamPart, TextDelta, get_field
 from rag_core.models.structured import gemini_response_config
+from rag_core.providers.gemini import gemini_client, translate_gemini_error
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -181,47 +179,6 @@ class Gemini(Model):
         except Exception as exc:
             raise translate_gemini_error(exc) from exc
         yield StreamDone(accumulator.result())
-
-
-def gemini_client(api_key: str | None, base_url: str | None, feature: str, *, timeout: float | None = None) -> Any:
-    """A google-genai client for the Gemini Developer API (v1beta), shared by model and embedder.
-
-    Clients are cached per key, endpoint and timeout: building one costs ~60 ms (TLS and auth
-    set-up), and models are cheap to create (tests build one per case)."""
-    genai = require("google.genai", extra="gemini", feature=feature, package="google-genai")
-    key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-    if not key:
-        raise ModelProviderError("no API key: pass api_key=... or set GEMINI_API_KEY", provider="gemini")
-    # the SDK reads its endpoint variable when a client is built, so it is part of the identity
-    endpoint = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")
-    identity = (id(genai), key, endpoint, timeout)
-    client = _CLIENTS.get(identity)
-    if client is None:
-        options: dict[str, Any] = {"api_version": "v1beta"}
-        if base_url:
-            options["base_url"] = base_url
-        if timeout is not None:
-            options["timeout"] = int(timeout * 1000)  # HttpOptions counts milliseconds
-        client = _CLIENTS[identity] = genai.Client(api_key=key, http_options=genai.types.HttpOptions(**options))
-    return client
-
-
-_CLIENTS: dict[tuple[Any, ...], Any] = {}
-
-
-def translate_gemini_error(exc: Exception) -> Exception:
-    try:
-        from google.genai import errors
-    except ImportError:
-        return exc
-    if isinstance(exc, errors.APIError):
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None) or {}
-        return ModelProviderError(
-            str(exc.message or exc), provider="gemini", status_code=exc.code,
-            request_id=headers.get("x-request-id") if hasattr(headers, "get") else None, body=exc.details,
-        )
-    return exc
 
 
 # ---------------------------------------------------------------------- parsing

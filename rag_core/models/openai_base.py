@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Protocol
 
 from rag_core.messages import ModelResponse
-from rag_core.models._openai_client import OpenAIConnection, translate_error
+from rag_core.providers.openai import OpenAIConnection, translate_error
 from rag_core.models.base import PostingModel, StreamPart
 
 

@@ -44,7 +44,7 @@ def _claude_format(schema: type[BaseModel]) -> str:
     try:
         from anthropic import transform_schema
     except ImportError:
-        from rag_core.models.anthropic import anthropic_sdk
+        from rag_core.providers.anthropic import anthropic_sdk
 
         sdk = anthropic_sdk()  # says which extra to install when the SDK is missing
         raise ImportError(f"output_schema with Claude needs anthropic>=0.77 (its transform_schema), and anthropic "

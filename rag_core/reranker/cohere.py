@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.document import Document
-from rag_core.embedder.cohere import cohere_client, translate_cohere_error
+from rag_core.providers.cohere import cohere_client, translate_cohere_error
 from rag_core.reranker.base import Reranker
 
 

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 from rag_core.evals.emulator import (anthropic, bedrock, cohere_api, gemini, openai_chat, openai_embeddings,
                                      openai_responses)
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
+from rag_core.providers import CHAT_APIS, api_of
 
 
 @dataclass
@@ -178,8 +179,7 @@ MAX_INPUTS = 4_096
 
 def _chat_api(path: str) -> bool:
     """Whether ``path`` is a model call the script answers (every dialect below)."""
-    return (path.endswith(("/v1/messages", "/responses", "/v2/chat", "/chat/completions"))
-            or ":generateContent" in path or ":streamGenerateContent" in path or bedrock.is_converse(path))
+    return api_of("POST", path) in CHAT_APIS
 
 
 def _too_large(request: dict[str, Any]) -> str | None:

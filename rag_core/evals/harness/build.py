@@ -15,10 +15,12 @@ from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_lines import load_bounded
 from rag_core import Agent, Document, Knowledge
 from rag_core.models.base import Model
+from rag_core.providers import provider_of_api
 from rag_core.tools import ReasoningTools
 
-PROVIDER = {"openai-responses": "openai", "openai-chat": "openai", "gemini": "gemini",
-            "anthropic-messages": "anthropic"}
+# the provider of each API a case's model speaks (its key variables, its SDK)
+PROVIDER = {api: provider_of_api(api).name for api in ("openai-responses", "openai-chat", "gemini",
+                                                        "anthropic-messages")}
 
 
 def build_model(spec: ModelSpec, *, timeout: float | None = None) -> Model:

@@ -32,24 +32,13 @@ import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
+from rag_core.providers import PROVIDERS
+from rag_core.providers.bedrock import PROFILE_VARIABLES, REGION_VARIABLES
+
 # per provider, the key variables its SDKs read (the first is the one set when none is)
-KEY_VARIABLES = {
-    "openai": ("OPENAI_API_KEY",),
-    "azure": ("AZURE_OPENAI_API_KEY",),
-    "cohere": ("CO_API_KEY", "COHERE_API_KEY"),
-    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai and pydantic-ai both prefer GOOGLE_API_KEY
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    # boto3 (Bedrock): any of these is the user's own way of naming AWS credentials
-    "bedrock": ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_BEARER_TOKEN_BEDROCK",
-                "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-                "AWS_CONTAINER_CREDENTIALS_FULL_URI"),
-}
+KEY_VARIABLES = {provider.name: provider.key_variables for provider in PROVIDERS}
 DUMMY_KEY = "rag-core-replay-key"
-# what a provider gets when its group above has nothing set, where one dummy key is not enough
-DUMMY_CREDENTIALS = {"bedrock": {"AWS_ACCESS_KEY_ID": DUMMY_KEY, "AWS_SECRET_ACCESS_KEY": DUMMY_KEY}}
-# boto3 needs a region to sign for and send to: botocore reads AWS_DEFAULT_REGION, other AWS
-# clients AWS_REGION. Set only where neither is, and no profile is named (its config has one).
-REGION_VARIABLES = ("AWS_DEFAULT_REGION", "AWS_REGION")
+# boto3 signs for a region: set only where none is, and no profile is named (its config has one)
 DUMMY_REGION = "us-east-1"
 
 # framework switches (variable, value, why); the user's own setting wins
@@ -76,11 +65,11 @@ def planned(environ: dict[str, str], scratch: str) -> dict[str, str]:
     changes: dict[str, str] = {}
     if DSPY_CACHE not in environ:
         changes[DSPY_CACHE] = os.path.join(scratch, "dspy-cache")
-    for provider, group in KEY_VARIABLES.items():
-        if not any(environ.get(variable) for variable in group):
-            dummies = DUMMY_CREDENTIALS.get(provider, {group[0]: DUMMY_KEY})
+    for provider in PROVIDERS:
+        if not any(environ.get(variable) for variable in provider.key_variables):
+            dummies = provider.dummies(DUMMY_KEY)
             changes.update({variable: value for variable, value in dummies.items() if not environ.get(variable)})
-    if not any(environ.get(variable) for variable in (*REGION_VARIABLES, "AWS_PROFILE", "AWS_DEFAULT_PROFILE")):
+    if not any(environ.get(variable) for variable in (*REGION_VARIABLES, *PROFILE_VARIABLES)):
         changes.update(dict.fromkeys(REGION_VARIABLES, DUMMY_REGION))
     for variable, value, _ in QUIET:
         if variable not in environ:

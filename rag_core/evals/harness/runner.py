@@ -106,8 +106,10 @@ def _sdk_version(provider: str | None) -> str:
     more per case, and the installed versions do not change under a running session."""
     from importlib.metadata import PackageNotFoundError, version
 
-    wanted = {"openai": ["openai"], "gemini": ["google-genai"], "anthropic": ["anthropic"],
-              None: ["openai", "google-genai", "cohere", "anthropic"]}[provider]
+    from rag_core.providers import PROVIDERS, by_name
+
+    wanted = by_name(provider).sdk_packages if provider is not None else list(dict.fromkeys(
+        package for each in PROVIDERS for package in each.sdk_packages))
     found = []
     for package in wanted:
         try:

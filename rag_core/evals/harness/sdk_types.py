@@ -6,10 +6,12 @@ import base64
 import binascii
 import functools
 import typing
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import unquote
 
 from pydantic import TypeAdapter
+
+from rag_core.providers import api_of
 
 
 @functools.cache
@@ -109,20 +111,30 @@ def validate_bedrock_body(body: dict[str, Any], *, stream: bool = False, model_i
         raise ValueError(report.generate_report())
 
 
+def _bedrock(path: str, body: dict[str, Any]) -> None:
+    model_id = unquote(path.rsplit("/model/", 1)[1].rsplit("/", 1)[0])
+    validate_bedrock_body(body, stream=path.endswith("/converse-stream"), model_id=model_id)
+
+
+# per API (``rag_core.providers.api_of``), how its bodies are checked; None: the SDKs build those
+# bodies themselves (embeddings, rerank), not rag_core
+VALIDATORS: dict[str, Callable[[str, dict[str, Any]], None] | None] = {
+    "openai-responses": lambda _, body: validate_responses_body(body),
+    "openai-chat": lambda _, body: validate_chat_body(body),
+    "gemini": lambda _, body: validate_gemini_body(body),
+    "gemini-stream": lambda _, body: validate_gemini_body(body),
+    "anthropic-messages": lambda _, body: validate_anthropic_body(body),
+    "bedrock-converse": _bedrock,
+    "bedrock-converse-stream": _bedrock,
+    "openai-embeddings": None, "gemini-embeddings": None, "cohere-embed": None, "cohere-rerank": None,
+}
+
+
 def validate_request(path: str, body: dict[str, Any]) -> None:
-    """Validate a body by the endpoint it goes to."""
-    if path.endswith("/responses"):
-        validate_responses_body(body)
-    elif path.endswith("/chat/completions"):
-        validate_chat_body(body)
-    elif ":generateContent" in path or ":streamGenerateContent" in path:
-        validate_gemini_body(body)
-    elif path.endswith("/v1/messages"):
-        validate_anthropic_body(body)
-    elif "/model/" in path and path.endswith(("/converse", "/converse-stream")):
-        model_id = unquote(path.rsplit("/model/", 1)[1].rsplit("/", 1)[0])
-        validate_bedrock_body(body, stream=path.endswith("/converse-stream"), model_id=model_id)
-    elif path.endswith((":batchEmbedContents", "/embeddings", "/embed", "/rerank")):
-        return  # built by the SDKs themselves, not by rag_core
-    else:
+    """Validate a body by the API of the endpoint it goes to."""
+    api = api_of("POST", path)
+    if api not in VALIDATORS:
         raise ValueError(f"no SDK request type known for {path}")
+    validator = VALIDATORS[api]
+    if validator is not None:
+        validator(path, body)

@@ -30,11 +30,14 @@ from typing import Any, Callable
 from rag_core.evals.harness.build import import_named
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.provider_env import KEY_VARIABLES
+from rag_core.providers.cohere import COHERE
+from rag_core.providers.gemini import GEMINI
+from rag_core.providers.openai import OPENAI
 
 # where each SDK sends requests when its environment names no other endpoint
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "cohere": "https://api.cohere.com",
-                     "gemini": "https://generativelanguage.googleapis.com"}
-_ENDPOINT_OF = {"openai": "OPENAI_BASE_URL", "cohere": "CO_API_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
+# the providers a target may ask the context for: its endpoint, its key
+_PROVIDERS = {provider.name: provider for provider in (OPENAI, COHERE, GEMINI)}
+DEFAULT_BASE_URLS = {name: provider.default_base_url for name, provider in _PROVIDERS.items()}
 
 
 @dataclass
@@ -53,7 +56,7 @@ class TargetContext:
     def base_url(self, provider: str) -> str:
         """The endpoint the environment names for ``openai`` (with ``/v1``), ``gemini`` or
         ``cohere``, else the provider's default: the harness never changes it."""
-        return os.environ.get(_ENDPOINT_OF[provider]) or DEFAULT_BASE_URLS[provider]
+        return os.environ.get(_PROVIDERS[provider].endpoint_variables[0]) or DEFAULT_BASE_URLS[provider]
 
     def api_key(self, provider: str) -> str:
         """The key the environment holds for ``openai``, ``gemini`` or ``cohere`` (a dummy one

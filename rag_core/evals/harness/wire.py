@@ -37,9 +37,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from rag_core.providers import CHAT_APIS, api_of
+
 _SYSTEM_ROLES = ("system", "developer")
-CHAT_APIS = ("openai-responses", "openai-chat", "gemini", "gemini-stream", "cohere-chat", "anthropic-messages",
-             "bedrock-converse", "bedrock-converse-stream")
 
 
 @dataclass(frozen=True)
@@ -55,38 +55,6 @@ class Exchange:
     @property
     def api(self) -> str | None:
         return api_of(self.method, self.path)
-
-
-def api_of(method: str, path: str) -> str | None:
-    """The API a request belongs to, or None for traffic the harness does not read."""
-    if method.upper() != "POST":
-        return None
-    path = path.split("?", 1)[0].rstrip("/")
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    if path.endswith("/embeddings"):
-        return "openai-embeddings"
-    if ":streamGenerateContent" in path:
-        return "gemini-stream"
-    if ":generateContent" in path:
-        return "gemini"
-    if path.endswith((":batchEmbedContents", ":embedContent")):
-        return "gemini-embeddings"
-    if path.endswith("/v2/chat"):
-        return "cohere-chat"
-    for name in ("embed", "rerank"):
-        if path.endswith((f"/v1/{name}", f"/v2/{name}")):
-            return f"cohere-{name}"
-    if path.endswith("/v1/messages"):
-        return "anthropic-messages"
-    if "/model/" in path:
-        if path.endswith("/converse"):
-            return "bedrock-converse"
-        if path.endswith("/converse-stream"):
-            return "bedrock-converse-stream"
-    return None
 
 
 def _leading_system(items: list[Any]) -> list[Any]:

@@ -1,13 +1,32 @@
-"""Shared plumbing of the OpenAI adapters: SDK clients and error translation."""
+"""OpenAI (and Azure OpenAI, through the same SDK): where requests go, which API a path is, the
+SDK clients the core's adapters and embedder share, and error translation."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.errors import ModelProviderError
-from rag_core.models._http import is_async_client, shared_http_client, shared_tls_context
+from rag_core.providers._http import is_async_client, shared_http_client, shared_tls_context
+from rag_core.providers.base import Provider, path_of
+
+
+def route(path: str) -> str | None:
+    path = path_of(path)
+    for suffix, api in (("/chat/completions", "openai-chat"), ("/responses", "openai-responses"),
+                        ("/embeddings", "openai-embeddings")):
+        if path.endswith(suffix):
+            return api
+    return None
+
+
+OPENAI = Provider(
+    name="openai", key_variables=("OPENAI_API_KEY",), endpoint_variables=("OPENAI_BASE_URL",),
+    default_base_url="https://api.openai.com/v1", route=route,
+    model_apis=("openai-chat", "openai-responses"),
+    apis=("openai-chat", "openai-responses", "openai-embeddings"), sdk_packages=("openai",),
+    credential_headers=("authorization", "openai-organization", "openai-project"),
+)
 
 
 @dataclass(kw_only=True)
@@ -34,11 +53,13 @@ class OpenAIConnection:
         return any(v is not None for v in (self.azure_endpoint, self.azure_deployment, self.api_version))
 
     def _kwargs(self) -> dict[str, Any]:
-        variable = "AZURE_OPENAI_API_KEY" if self._azure else "OPENAI_API_KEY"
-        api_key = self.api_key or os.environ.get(variable)
+        from rag_core.providers.azure import AZURE_OPENAI
+
+        provider = AZURE_OPENAI if self._azure else OPENAI
+        api_key = self.api_key or provider.key_from_environment()
         if not api_key:
             raise ModelProviderError(
-                f"no API key: pass api_key=... to the model or set {variable}",
+                f"no API key: pass api_key=... to the model or set {provider.key_variables[0]}",
                 provider="openai",
             )
         kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": self.max_retries}
