@@ -13,16 +13,17 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Agent": "rag_core.agent",
-    "RunOutput": "rag_core.agent",
+    "RunOutput": "rag_core.run_output",
     "Document": "rag_core.document",
     "Knowledge": "rag_core.knowledge",
 }
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from rag_core.agent import Agent, RunOutput
+    from rag_core.agent import Agent
     from rag_core.document import Document
     from rag_core.knowledge import Knowledge
+    from rag_core.run_output import RunOutput
 
 
 def __getattr__(name: str) -> Any:

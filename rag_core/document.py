@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["Document"]
+
 
 @dataclass
 class Document:

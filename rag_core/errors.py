@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rag_core.agent.output import RunOutput
+    from rag_core.run_output import RunOutput
+
+__all__ = ["AgentRunError", "MissingExtraError", "ModelProviderError", "RagCoreError", "StructuredOutputError"]
 
 
 class RagCoreError(Exception):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+__all__ = ["Message", "ModelResponse", "Role", "ToolCall", "Usage"]
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 

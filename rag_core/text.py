@@ -21,6 +21,11 @@ class SurrogatesReplaced(UserWarning):
     """Lone surrogates in a text were replaced by U+FFFD."""
 
 
+def has_surrogates(text: str) -> bool:
+    """Whether ``without_surrogates`` would change ``text``."""
+    return _SURROGATE.search(text) is not None
+
+
 def without_surrogates(text: str, field: str) -> str:
     if not _SURROGATE.search(text):
         return text

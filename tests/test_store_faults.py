@@ -192,7 +192,8 @@ def test_a_query_of_another_dimension_is_a_clear_error_on_pgvector(pg_url):
     PgVector(table, db_url=pg_url, embedder=HashEmbedder(32), search_type="vector").insert([Document(content="pad thai")])
     other = PgVector(table, db_url=pg_url, embedder=HashEmbedder(48), search_type="vector")
     try:
-        with pytest.raises(VectorDbError, match=rf"table public.{table} holds 32-dimensional embeddings, but HashEmbedder:hash-48:48 made a 48-dimensional"):
+        with pytest.raises(VectorDbError, match=rf"PgVector table public\.{table} expects 32-dimensional embeddings, "
+                                                r"got 48 dimensions from the query \(embedded by HashEmbedder:hash-48:48\)"):
             other.search("pad thai", 3)
     finally:
         other.drop()
@@ -203,7 +204,8 @@ def test_a_query_of_another_dimension_is_a_clear_error_on_chroma(tmp_path):
     ChromaDb("dims", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(32),
              search_type="vector").insert([Document(content="pad thai")])
     other = ChromaDb("dims", path=str(tmp_path), persistent_client=True, embedder=HashEmbedder(48), search_type="vector")
-    with pytest.raises(VectorDbError, match="collection 'dims' holds 32-dimensional embeddings, but HashEmbedder:hash-48:48 made a 48-dimensional"):
+    with pytest.raises(VectorDbError, match=r"ChromaDb collection 'dims' expects 32-dimensional embeddings, "
+                                            r"got 48 dimensions from the query \(embedded by HashEmbedder:hash-48:48\)"):
         other.search("pad thai", 3)
 
 

@@ -178,10 +178,17 @@ def test_nothing_is_lost_or_duplicated_across_a_restart(make_persistent_store):
 
 
 def test_dimension_mismatch_is_a_clear_error(make_persistent_store):
+    """One message in every store, naming the store, the size it holds and the size it was given."""
     _fill(Knowledge(vector_db=make_persistent_store(key="dims")))
     other = Knowledge(vector_db=make_persistent_store(key="dims", embedder=HashEmbedder(dimensions=8)))
-    with pytest.raises(VectorDbError, match="32-dimensional"):
+    store = {"chroma": "ChromaDb collection 'c-dims'", "lancedb": "LanceDb table 'l_dims' at .*",
+             "pgvector": r"PgVector table public\.t_dims_\w+"}[make_persistent_store.kind]
+    with pytest.raises(VectorDbError, match=f"^{store} expects 32-dimensional embeddings, got 8 dimensions from "
+                                            "document 'x'; use the embedder the store was built with, or another store$"):
         other.insert("A new recipe with different vectors.", name="x")
+    with pytest.raises(VectorDbError, match=f"^{store} expects 32-dimensional embeddings, got 8 dimensions from "
+                                            r"the query \(embedded by HashEmbedder:hash-8:8\)"):
+        other.vector_db.search("rice noodles", 3)
 
 
 def test_an_empty_document_is_refused(make_store):
@@ -317,8 +324,17 @@ def test_exact_vector_search_gives_the_same_top_k_on_every_store(pg_url, tmp_pat
 def test_in_memory_refuses_mixed_dimensions():
     store = InMemoryVectorDb(embedder=HashEmbedder())
     store.insert([Document(content="a")])
-    with pytest.raises(VectorDbError, match="32-dimensional ones"):
-        store.insert([Document(content="b", embedding=[1.0] * 8)])
+    with pytest.raises(VectorDbError, match="^InMemoryVectorDb expects 32-dimensional embeddings, got 8 dimensions "
+                                            "from document 'b'"):
+        store.insert([Document(content="b", embedding=[1.0] * 8, name="b")])
+
+
+def test_a_batch_of_mixed_dimensions_is_refused_by_an_empty_store(make_store):
+    store = make_store(key="mixed")
+    batch = [Document(content="a", embedding=[1.0] * 32, name="a"), Document(content="b", embedding=[1.0] * 8, name="b")]
+    with pytest.raises(VectorDbError, match="expects 32-dimensional embeddings, got 8 dimensions from document 'b'"):
+        store.insert(batch)
+    assert store.count() == 0
 
 
 def test_pgvector_hybrid_in_sql_equals_fusing_its_own_rankings(pg_url):

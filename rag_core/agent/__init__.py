@@ -1,4 +1,4 @@
 from rag_core.agent.agent import Agent
-from rag_core.agent.output import RunMetrics, RunOutput
+from rag_core.run_output import RunMetrics, RunOutput
 
 __all__ = ["Agent", "RunMetrics", "RunOutput"]

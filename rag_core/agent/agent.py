@@ -10,22 +10,25 @@ import uuid
 from datetime import datetime
 from typing import Any, AsyncIterator, Callable, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, field_validator, model_validator
 
 from rag_core.agent.driver import adrive, drive
 from rag_core.agent.events import RunCompleted, RunEvent
 from rag_core.agent.loop import PreparedRun
-from rag_core.agent.output import RunOutput
-from rag_core.agent.references import ReferencesFormat, user_message_with_references
 from rag_core.agent.system_message import build_system_message
 from rag_core.db.memory import InMemoryDb
+from rag_core.db.protocols import SessionDb
 from rag_core.errors import RagCoreError
-from rag_core.text import without_surrogates
+from rag_core.knowledge.references import ReferencesFormat, user_message_with_references
+from rag_core.knowledge.search_tool import search_and_record
+from rag_core.knowledge.source import KnowledgeSource
 from rag_core.messages import Message
 from rag_core.models.base import Model
+from rag_core.run_output import RunOutput
+from rag_core.text import without_surrogates
 from rag_core.tools.context import RunContext
 from rag_core.tools.function import Function
-from rag_core.tools.knowledge import SEARCH_KNOWLEDGE_FUNCTION
+from rag_core.tools.knowledge import SEARCH_KNOWLEDGE_FUNCTION, knowledge_search_function
 from rag_core.tools.toolkit import expand_tools, toolkit_instructions
 
 
@@ -50,7 +53,9 @@ class Agent(BaseModel):
     # a pydantic model: the API is asked for a JSON instance of it, and run outputs carry the instance
     output_schema: type[BaseModel] | None = None
 
-    knowledge: Any = None
+    # knowledge and db are Protocols: any object with their methods will do, so pydantic does not
+    # check their type (_check looks for knowledge.search, with a message saying what is missing)
+    knowledge: SkipValidation[KnowledgeSource | None] = None
     search_knowledge: bool = True
     add_knowledge_to_context: bool = False
     references_format: ReferencesFormat = "json"
@@ -65,13 +70,13 @@ class Agent(BaseModel):
     session_state: dict[str, Any] | None = None
     add_history_to_context: bool = False
     num_history_runs: int = Field(default=3, ge=1)
-    db: Any = None  # SqliteDb(...) to keep sessions across processes; in memory when None
+    db: SkipValidation[SessionDb | None] = None  # SqliteDb(...) to keep sessions across processes; in memory when None
     clock: Callable[[], datetime] | None = None
 
     _memory_db: InMemoryDb = PrivateAttr(default_factory=InMemoryDb)
 
     @property
-    def _store(self) -> Any:
+    def _store(self) -> SessionDb:
         return self.db if self.db is not None else self._memory_db
 
     @field_validator("timezone_identifier")
@@ -122,6 +127,10 @@ class Agent(BaseModel):
 
     def get_system_message(self) -> str | None:
         """The system message the next run will send (None when nothing applies)."""
+        return self._system_message(None)
+
+    def _system_message(self, tools: list[Function] | None) -> str | None:
+        """The system message, for a run with ``tools`` (the agent's tools when None)."""
         if self.system_message is not None:
             return self.system_message
         now = self._now() if self.add_datetime_to_context else None
@@ -140,12 +149,16 @@ class Agent(BaseModel):
             expected_output=self.expected_output,
             additional_context=self.additional_context,
             knowledge_context=self.knowledge.build_context() if self._searches_knowledge else None,
-            model_system_message=(self.model.get_system_message_for_model(self.get_tools())
+            model_system_message=(self.model.get_system_message_for_model(self.get_tools() if tools is None else tools)
                                   if self.model is not None else None),
         )
 
     def get_tools(self) -> list[Function]:
         """The tools in send order: the user's tools and toolkits as given, then knowledge search."""
+        return self._tools(references=[])
+
+    def _tools(self, references: list[dict[str, Any]]) -> list[Function]:
+        """The tools, with the knowledge search recording its searches in ``references`` (a run's)."""
         functions = expand_tools(self.tools)
         if self._searches_knowledge:
             if any(f.name == SEARCH_KNOWLEDGE_FUNCTION.name for f in functions):
@@ -153,25 +166,17 @@ class Agent(BaseModel):
                     "tools: a tool named 'search_knowledge_base' clashes with the knowledge "
                     "search tool; rename it or set search_knowledge=False"
                 )
-            functions.append(SEARCH_KNOWLEDGE_FUNCTION)
+            functions.append(knowledge_search_function(self.knowledge, references, filters=self.knowledge_filters,
+                                                       references_format=self.references_format))
         return functions
 
     def search_knowledge_references(self, query: str, references: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Search the knowledge base, record the search in ``references``, return the documents."""
-        import time
+        return search_and_record(self.knowledge, query, references, self.knowledge_filters)
 
-        started = time.perf_counter()
-        kwargs: dict[str, Any] = {"max_results": None}
-        if self.knowledge_filters:
-            kwargs["filters"] = self.knowledge_filters
-        docs = [d.to_dict() for d in self.knowledge.search(query, **kwargs)]
-        elapsed = time.perf_counter() - started
-        references.append({"query": query, "references": docs, "time": round(elapsed, 4)})
-        return docs
-
-    def _initial_messages(self, input: str, references: list[dict[str, Any]]) -> list[Message]:
+    def _initial_messages(self, input: str, references: list[dict[str, Any]], tools: list[Function]) -> list[Message]:
         messages: list[Message] = []
-        system = self.get_system_message()
+        system = self._system_message(tools)
         if system is not None:
             messages.append(Message(role="system", content=system))
         if self.add_history_to_context:
@@ -198,8 +203,9 @@ class Agent(BaseModel):
     def build_request(self, input: str, stream: bool = False) -> dict[str, Any]:
         """The exact JSON body of the first provider call for ``input``."""
         model = self._require_model()
-        messages = self._initial_messages(input, [])
-        return model.build_request(messages, self.get_tools(), stream=stream, output_schema=self.output_schema)
+        tools = self.get_tools()
+        messages = self._initial_messages(input, [], tools)
+        return model.build_request(messages, tools, stream=stream, output_schema=self.output_schema)
 
     # ------------------------------------------------------------------ runs
     def _prepare(self, input: str, stream: bool, run_id: str | None) -> PreparedRun:
@@ -223,12 +229,13 @@ class Agent(BaseModel):
             agent=self,
             references=output.references,
         )
-        messages = self._initial_messages(input, output.references)
+        functions = self._tools(output.references)
+        messages = self._initial_messages(input, output.references, functions)
         output.first_own_message = len(messages) - 1
         return PreparedRun(
             model=model,
             messages=messages,
-            functions=self.get_tools(),
+            functions=functions,
             context=context,
             output=output,
             stream=stream,

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rag_core.agent.output import RunOutput
 from rag_core.messages import ToolCall
-from rag_core.tools.executor import ToolExecution
+from rag_core.run_output import RunOutput, ToolExecution
 
 
 @dataclass

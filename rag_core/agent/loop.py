@@ -2,9 +2,9 @@
 
 ``agent_loop`` is a generator that *describes* a run: it yields effects (call the model
 with this request, run these tool calls, emit this event) and receives their results.
-Four small drivers (sync/async x plain/streaming) perform the effects. So the order of
-requests, the tool-call bookkeeping and the limits live in one place, and a test can
-drive the loop with canned responses and no transport at all.
+Two small drivers (``drive`` and ``adrive`` in driver.py, sync and asyncio, each streaming or
+not) perform the effects. So the order of requests, the tool-call bookkeeping and the limits
+live in one place, and a test can drive the loop with canned responses and no transport at all.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from rag_core.agent.events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from rag_core.agent.output import RunOutput
 from rag_core.errors import AgentRunError
 from rag_core.messages import Message, ModelResponse, ToolCall
 from rag_core.models.base import Model
 from rag_core.models.structured import parse_structured
+from rag_core.run_output import RunOutput, ToolExecution
 from rag_core.tools.context import RunContext
-from rag_core.tools.executor import ToolExecution
 from rag_core.tools.function import Function
 
 

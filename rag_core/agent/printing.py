@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rag_core.agent.events import ReasoningContent, RunCompleted, RunContent, ToolCallCompleted
-from rag_core.agent.output import RunOutput
+from rag_core.run_output import RunOutput
 
 if TYPE_CHECKING:
     from rag_core.agent.agent import Agent

@@ -11,13 +11,10 @@ import re
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
-KNOWLEDGE_SEARCH_BLOCK = (
-    "<knowledge_base>\n"
-    "You have a knowledge base you can search using the search_knowledge_base tool. "
-    "Search before answering questions—don't assume you know the answer. "
-    "For ambiguous questions, search first rather than asking for clarification.\n"
-    "</knowledge_base>"
-)
+from rag_core.knowledge.search_tool import KNOWLEDGE_SEARCH_BLOCK
+
+# KNOWLEDGE_SEARCH_BLOCK lived here; it is importable from here still
+__all__ = ["KNOWLEDGE_SEARCH_BLOCK", "build_system_message", "fill_placeholders", "format_instructions"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

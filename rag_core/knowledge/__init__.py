@@ -1,3 +1,4 @@
 from rag_core.knowledge.knowledge import Knowledge
+from rag_core.knowledge.source import KnowledgeSource
 
-__all__ = ["Knowledge"]
+__all__ = ["Knowledge", "KnowledgeSource"]

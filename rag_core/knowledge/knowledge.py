@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from rag_core.agent.system_message import KNOWLEDGE_SEARCH_BLOCK
 from rag_core.document import Document
 from rag_core.knowledge.chunking import ChunkingStrategy
 from rag_core.knowledge.readers import ReaderError, aread_url, read_path, read_text, read_url
+from rag_core.knowledge.search_tool import KNOWLEDGE_SEARCH_BLOCK
+
+if TYPE_CHECKING:
+    from rag_core.db.protocols import ContentsDb
+    from rag_core.db.records import ContentRecord
+    from rag_core.vectordb.base import VectorDb
 
 
 class Knowledge:
@@ -17,10 +22,10 @@ class Knowledge:
         self,
         name: str | None = None,
         description: str | None = None,
-        vector_db: Any = None,
+        vector_db: VectorDb | None = None,
         max_results: int = 10,
         chunking: ChunkingStrategy | None = None,
-        contents_db: Any = None,
+        contents_db: ContentsDb | None = None,
     ) -> None:
         if vector_db is None:
             from rag_core.vectordb.in_memory import InMemoryVectorDb
@@ -90,7 +95,7 @@ class Knowledge:
             return self._store(docs, lambda: self.vector_db.replace(name, docs, progress=True))
         return self._store(docs, lambda: self.vector_db.upsert(docs, progress=True))
 
-    def _store(self, docs: list[Document], write: Any) -> int:
+    def _store(self, docs: list[Document], write: Callable[[], int]) -> int:
         """Run ``write`` and, with a ``contents_db``, record each source's status around it."""
         if self.contents_db is None:
             return write()
@@ -108,7 +113,7 @@ class Knowledge:
         self.contents_db.record_contents(records)
         return added
 
-    def _content_records(self, docs: list[Document]) -> list[Any]:
+    def _content_records(self, docs: list[Document]) -> list[ContentRecord]:
         import hashlib
 
         from rag_core.db.records import ContentRecord

@@ -7,10 +7,7 @@ injected by the agent and never appears in the schema the model sees.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from rag_core.agent.agent import Agent
+from typing import Any
 
 
 @dataclass
@@ -18,5 +15,5 @@ class RunContext:
     run_id: str
     session_id: str | None
     session_state: dict[str, Any]
-    agent: Agent
+    agent: Any  # the rag_core Agent running the tool (tools sit below the agent, so not imported here)
     references: list[dict[str, Any]] = field(default_factory=list)

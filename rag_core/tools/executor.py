@@ -12,41 +12,13 @@ import asyncio
 import inspect
 import json
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from rag_core.messages import ToolCall
+from rag_core.run_output import ToolExecution  # importable from here too, its home before run_output
 from rag_core.text import without_surrogates
-from rag_core.messages import Message, ToolCall
 from rag_core.tools.context import RunContext
 from rag_core.tools.function import Function
-
-
-@dataclass
-class ToolExecution:
-    id: str
-    name: str
-    arguments: dict[str, Any] | None
-    raw_arguments: str
-    result: str | None = None
-    error: str | None = None
-    duration: float = 0.0
-
-    @property
-    def output(self) -> str:
-        """What the model receives as the tool's result."""
-        return f"Error: {self.error}" if self.error is not None else (self.result or "")
-
-    def to_message(self) -> Message:
-        return Message(role="tool", content=self.output, tool_call_id=self.id, tool_name=self.name)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "arguments": self.arguments,
-            "result": self.result,
-            "error": self.error,
-        }
 
 
 def result_text(value: Any) -> str:

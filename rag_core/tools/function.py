@@ -86,9 +86,13 @@ class Function:
             "strict": self.strict,
         }
 
-    @property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.entrypoint)
+    def with_entrypoint(self, entrypoint: Callable[..., Any]) -> Function:
+        """This tool calling ``entrypoint``, a function with the same parameters: the definition and
+        the argument validator are shared, not derived again (for a tool bound anew for each run)."""
+        # made directly: dataclasses.replace took 3 µs, against 12 µs for all the rest of preparing a run
+        return Function(name=self.name, description=self.description, parameters=self.parameters,
+                        entrypoint=entrypoint, strict=self.strict, context_param=self.context_param,
+                        _validated=self._arguments_model())
 
     def _arguments_model(self) -> Any:
         """A pydantic model of the model-visible parameters, built on first use."""

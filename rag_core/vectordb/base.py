@@ -1,23 +1,34 @@
-"""VectorDb: the contract every store fulfils, and the search logic they share.
+"""VectorDb: the contract every store fulfils, and everything the stores share.
 
-A store implements storage and two rankings (vector, keyword). Everything else — ids,
-idempotent ingestion, embedding, filters, hybrid fusion, tie-breaking, reranking — lives
-here once, so swapping stores does not change results for exact search.
+A store implements storage (insert, upsert, replace a named source, delete, fetch) and two
+rankings (vector, keyword). Everything else lives here once, so swapping stores does not change
+results for exact search: ids, idempotent ingestion, embedding, the check that embeddings have
+the store's size, the write lock around every change, filters, hybrid fusion, the float64
+rescoring of a store's own vector candidates, tie-breaking and reranking.
+
+No store changes its caller's objects. The base fills in each document's id and embedding, as
+Agno's stores do (callers read them: a corpus embedded once goes into several stores), and
+nothing else: a document whose text must be repaired is stored as a repaired copy.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from contextlib import nullcontext
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ContextManager
 
 from rag_core.document import Document
 from rag_core.errors import RagCoreError
-from rag_core.text import without_surrogates
-from rag_core.vectordb.fusion import reciprocal_rank_fusion
+from rag_core.text import has_surrogates, without_surrogates
+from rag_core.vectordb.fusion import reciprocal_rank_fusion, top_ranked
 from rag_core.vectordb.search_type import SearchType
+from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 
 if TYPE_CHECKING:
     from rag_core.embedder.base import Embedder
+    from rag_core.reranker.base import Reranker
 
 Ranking = list[tuple[str, float]]
 
@@ -37,7 +48,7 @@ class VectorDb(ABC):
         embedder: Embedder | None = None,
         search_type: SearchType | str | None = None,
         hybrid_rrf_k: int = 60,
-        reranker: Any = None,
+        reranker: Reranker | None = None,
         candidate_depth: int | None = None,
         name: str | None = None,
         description: str | None = None,
@@ -54,6 +65,7 @@ class VectorDb(ABC):
         self.hybrid_rrf_k = hybrid_rrf_k
         self.reranker = reranker
         self.candidate_depth = candidate_depth
+        self._file_lock: Any = None
 
     # ----------------------------------------------------------- what a store implements
     @abstractmethod
@@ -63,10 +75,23 @@ class VectorDb(ABC):
     def _existing_ids(self, ids: list[str]) -> set[str]: ...
 
     @abstractmethod
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int | None:
-        """Store documents (ids and embeddings set) in one step; with ``replace_name``, first
-        remove every document of that name. All of it happens, or none of it. Returns the rows
-        really written when the store can tell (a concurrent writer may have stored some first)."""
+    def _stored_dimensions(self) -> int | None:
+        """The size of the embeddings the store holds, or None while any size may come (nothing
+        stored yet)."""
+
+    @abstractmethod
+    def _insert(self, documents: list[Document]) -> int | None:
+        """Store the documents (ids and embeddings set) whose ids are not stored yet, in one step.
+        Returns the rows really written when the store can tell (a concurrent writer may have
+        stored some since the caller looked)."""
+
+    @abstractmethod
+    def _upsert(self, documents: list[Document]) -> None:
+        """Store the documents, replacing those with the same ids, in one step."""
+
+    @abstractmethod
+    def _replace(self, name: str, documents: list[Document]) -> None:
+        """Replace every document called ``name`` by ``documents``: all of it happens, or none of it."""
 
     @abstractmethod
     def _delete(self, ids: list[str] | None, name: str | None) -> int: ...
@@ -87,8 +112,72 @@ class VectorDb(ABC):
             k=self.hybrid_rrf_k,
         )
 
+    def _write_lock(self) -> ContextManager[Any]:
+        """Held around every write and delete: nothing by default; a store that several processes
+        may write at once returns its cross-process lock (``_file_lock_at``)."""
+        return nullcontext()
+
+    @property
+    def _keeps_embeddings(self) -> bool:
+        """Whether the store keeps the documents' embeddings (a keyword-only LanceDB does not)."""
+        return True
+
+    def _describe(self) -> str:
+        """How messages name the store: its kind and where its documents are."""
+        return type(self).__name__ + (f" {self.name!r}" if self.name else "")
+
+    # ----------------------------------------------------------- what the stores share
+    def _file_lock_at(self, path: Path) -> Any:
+        """A lock on ``path`` across processes, made once (re-entrant within this store)."""
+        if self._file_lock is None:
+            from filelock import FileLock
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file_lock = FileLock(str(path))
+        return self._file_lock
+
+    def _dimension_error(self, expected: int, got: int, source: str) -> VectorDbError:
+        """The one message for an embedding of the wrong size, whatever the store and wherever met."""
+        return VectorDbError(f"{self._describe()} expects {expected}-dimensional embeddings, got {got} dimensions "
+                             f"from {source}; use the embedder the store was built with, or another store")
+
+    def _check_document_dimensions(self, documents: list[Document]) -> None:
+        """Every embedding has the store's size; in a store still empty, the size of the first."""
+        if not self._keeps_embeddings:
+            return
+        expected = self._stored_dimensions()
+        for doc in documents:
+            if doc.embedding is None:
+                continue
+            if expected is None:
+                expected = len(doc.embedding)
+            elif len(doc.embedding) != expected:
+                raise self._dimension_error(expected, len(doc.embedding), f"document {doc.name or doc.id!r}")
+
+    def _check_query_dimensions(self, vector: list[float]) -> None:
+        # read from the store, not assumed from this process's embedder: another embedder may have filled it
+        expected = self._stored_dimensions()
+        if expected is not None and len(vector) != expected:
+            raise self._dimension_error(expected, len(vector), f"the query (embedded by {self.embedder.cache_key})")  # type: ignore[union-attr]
+
+    @staticmethod
+    def _candidates(depth: int) -> int:
+        """How many candidates to ask a store's own vector search for: a few beyond ``depth``, so
+        the rescoring (``_rescored``) settles near-ties at the cut-off."""
+        return depth + candidate_margin(depth)
+
+    @staticmethod
+    def _rescored(ids: list[str], vectors: Any, query: list[float], depth: int) -> Ranking:
+        """A store's own vector candidates ranked by the shared float64 cosine and tie rule
+        (similarity.py): the store computed its distances its own way, and exact search must
+        rank the same in every store."""
+        if not ids:
+            return []
+        return top_ranked(ids, cosine_scores(normalized_rows(vectors), query), depth, SIMILARITY_PRECISION)
+
     # ----------------------------------------------------------- ingestion
     def _prepare(self, documents: list[Document], progress: bool = False) -> list[Document]:
+        """The documents to store, once each, with their ids (content hashes) and embeddings filled in."""
         unique: dict[str, Document] = {}
         for doc in documents:
             if not doc.content.strip():
@@ -106,15 +195,9 @@ class VectorDb(ABC):
 
     @staticmethod
     def _clean(documents: list[Document]) -> list[Document]:
-        """Text that is not valid Unicode is repaired before anything hashes or stores it (rag_core.text)."""
-        for doc in documents:
-            label = doc.name or doc.id or "(unnamed)"
-            doc.content = without_surrogates(doc.content, f"the text of document {label!r}")
-            doc.meta_data = {k: without_surrogates(v, f"meta_data[{k!r}] of document {label!r}") if isinstance(v, str) else v
-                             for k, v in doc.meta_data.items()}
-            if doc.name is not None:
-                doc.name = without_surrogates(doc.name, "a document name")
-        return documents
+        """Text that is not valid Unicode is repaired before anything hashes or stores it
+        (rag_core.text), in a copy: the caller's document keeps its text."""
+        return [_repaired(doc) for doc in documents]
 
     def insert(self, documents: list[Document], progress: bool = False) -> int:
         """Store the documents not present yet (by id); returns how many were added."""
@@ -124,26 +207,33 @@ class VectorDb(ABC):
         new = self._prepare([d for i, d in candidates.items() if i not in existing], progress)
         if not new:
             return 0
-        written = self._write(new)
+        with self._write_lock():
+            self._check_document_dimensions(new)
+            written = self._insert(new)
         return len(new) if written is None else written
 
     def upsert(self, documents: list[Document], progress: bool = False) -> int:
         """Store the documents, replacing any with the same id."""
         docs = self._prepare(self._clean(documents), progress)
         if docs:
-            self._write(docs, upsert=True)
+            with self._write_lock():
+                self._check_document_dimensions(docs)
+                self._upsert(docs)
         return len(docs)
 
     def replace(self, name: str, documents: list[Document], progress: bool = False) -> int:
         """Replace every document called ``name`` by ``documents``, atomically."""
         docs = self._prepare(self._clean(documents), progress)
-        self._write(docs, replace_name=name, upsert=True)
+        with self._write_lock():
+            self._check_document_dimensions(docs)
+            self._replace(name, docs)
         return len(docs)
 
     def delete(self, ids: list[str] | None = None, name: str | None = None) -> int:
         if ids is None and name is None:
             raise ValueError("delete: give ids=[...] or name=...")
-        return self._delete(ids, name)
+        with self._write_lock():
+            return self._delete(ids, name)
 
     # ----------------------------------------------------------- search
     def depth_for(self, limit: int) -> int:
@@ -159,6 +249,7 @@ class VectorDb(ABC):
         if self.search_type is SearchType.keyword:
             return self._keyword_ranking(query, depth, filters)
         vector = self.embedder.embed([query], "query")[0]  # type: ignore[union-attr]
+        self._check_query_dimensions(vector)
         if self.search_type is SearchType.vector:
             return self._vector_ranking(vector, depth, filters)
         return self._hybrid_ranking(query, vector, depth, filters)
@@ -175,3 +266,18 @@ class VectorDb(ABC):
         if self.reranker is not None:
             docs = self.reranker.rerank(query, docs)[:limit]
         return docs
+
+
+def _repaired(doc: Document) -> Document:
+    """``doc`` itself, or, when its text, metadata or name hold lone surrogates, a copy with them replaced."""
+    if not (has_surrogates(doc.content) or (doc.name is not None and has_surrogates(doc.name))
+            or any(isinstance(v, str) and has_surrogates(v) for v in doc.meta_data.values())):
+        return doc  # the common case: no copy
+    label = doc.name or doc.id or "(unnamed)"
+    return replace(
+        doc,
+        content=without_surrogates(doc.content, f"the text of document {label!r}"),
+        meta_data={k: without_surrogates(v, f"meta_data[{k!r}] of document {label!r}") if isinstance(v, str) else v
+                   for k, v in doc.meta_data.items()},
+        name=without_surrogates(doc.name, "a document name") if doc.name is not None else None,
+    )

@@ -29,16 +29,18 @@ import re
 import threading
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_core._files import write_atomic
 from rag_core._optional import require
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
 from rag_core.vectordb.bm25_index import BM25Index
-from rag_core.vectordb.fusion import top_ranked
-from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 from rag_core.vectordb.search_type import SearchType
+
+if TYPE_CHECKING:
+    from rag_core.embedder.base import Embedder
+    from rag_core.reranker.base import Reranker
 
 # SearchType too: Agno programs import it from here (from agno.vectordb.chroma import ChromaDb, SearchType)
 __all__ = ["ChromaDb", "SearchType"]
@@ -114,10 +116,10 @@ class ChromaDb(VectorDb):
         description: str | None = None,
         path: str = "tmp/chromadb",
         persistent_client: bool = False,
-        embedder: Any = None,
-        search_type: Any = None,
+        embedder: Embedder | None = None,
+        search_type: SearchType | str | None = None,
         hybrid_rrf_k: int = 60,
-        reranker: Any = None,
+        reranker: Reranker | None = None,
         candidate_depth: int | None = None,
         ef_search: int = 100,
         ef_construction: int = 100,
@@ -143,29 +145,26 @@ class ChromaDb(VectorDb):
         self._collection: Any = None
         self._bm25: BM25Index | None = None
         self._batch_size = batch_size  # at most Chroma's own maximum
-        self._file_lock: Any = None
         self._dimensions: int | None = None
         # server mode: a Chroma server shared by several clients (everything else is unchanged)
         self.host, self.port, self.ssl, self.headers = host, port, ssl, headers
         self._generation: str | None = None  # the collection's write token the keyword index was built at
 
     # ----------------------------------------------------------- connection
-    def _lock(self) -> Any:
-        """The folder's cross-process lock (re-entrant within this store); none for an in-memory
-        client, nor for a server (which orders its clients' writes itself)."""
+    def _write_lock(self) -> Any:
+        """The folder's cross-process lock, also held while opening (re-entrant within this store);
+        none for an in-memory client, nor for a server (which orders its clients' writes itself)."""
         if not self.persistent_client or self.host is not None:
             return nullcontext()
-        if self._file_lock is None:
-            from filelock import FileLock
+        return self._file_lock_at(self.path / ".rag_core.lock")
 
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._file_lock = FileLock(str(self.path / ".rag_core.lock"))
-        return self._file_lock
+    def _describe(self) -> str:
+        return f"ChromaDb collection {self.collection_name!r}"
 
     @property
     def collection(self) -> Any:
         if self._collection is None:
-            with self._lock():
+            with self._write_lock():
                 self._open()
         return self._collection
 
@@ -257,17 +256,6 @@ class ChromaDb(VectorDb):
             self._dimensions = None if embeddings is None or len(embeddings) == 0 else len(embeddings[0])
         return self._dimensions
 
-    def _check_dimensions(self, documents: list[Document]) -> None:
-        stored = self._stored_dimensions()
-        if stored is None:
-            return
-        for doc in documents:
-            if doc.embedding is not None and len(doc.embedding) != stored:
-                raise VectorDbError(
-                    f"collection {self.collection_name!r} holds {stored}-dimensional embeddings, but the embedder "
-                    f"({self.embedder.cache_key}) made {len(doc.embedding)}-dimensional ones; use another collection"
-                )
-
     @property
     def _journal(self) -> Path:
         return self.path / f"{self.collection_name}.replace.json"
@@ -296,29 +284,37 @@ class ChromaDb(VectorDb):
             write(ids=[d.id for d in batch], documents=[d.content for d in batch],
                   embeddings=[d.embedding for d in batch], metadatas=metadatas[start : start + self._batch])
 
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int:
-        with self._lock():
-            return self._write_locked(documents, replace_name, upsert)
-
-    def _write_locked(self, documents: list[Document], replace_name: str | None, upsert: bool) -> int:
-        self._check_dimensions(documents)
+    def _refresh_keyword_index(self) -> BM25Index:
+        """The keyword index, reloaded (and checked) when another process wrote since (the caller
+        holds the write lock)."""
         if self._bm25 is not None and len(self._bm25) != self.count():
-            self._bm25 = None  # another process wrote since: reload (and check) the saved index
-        if replace_name is None and not upsert:
-            present = self._existing_ids([d.id for d in documents])  # inside the lock: what another process added
-            documents = [d for d in documents if d.id not in present]
-            if not documents:
-                return 0
+            self._bm25 = None
+        return self._keyword_index()
+
+    def _insert(self, documents: list[Document]) -> int:
+        present = self._existing_ids([d.id for d in documents])  # inside the lock: what another process added
+        documents = [d for d in documents if d.id not in present]
+        if not documents:
+            return 0
+        self._add_indexed(documents, upsert=False)
+        return len(documents)
+
+    def _upsert(self, documents: list[Document]) -> None:
+        self._add_indexed(documents, upsert=True)
+
+    def _add_indexed(self, documents: list[Document], upsert: bool) -> None:
         metadatas = self._records(documents)
-        index = self._keyword_index()
-        if replace_name is None:
-            self._add(documents, metadatas, upsert)
-            index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
-            self._save_keyword_index(index)
-            return len(documents)
-        old = self.collection.get(where={_NAME: {"$eq": replace_name}}, include=[])["ids"]
+        index = self._refresh_keyword_index()
+        self._add(documents, metadatas, upsert)
+        index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
+        self._save_keyword_index(index)
+
+    def _replace(self, name: str, documents: list[Document]) -> None:
+        metadatas = self._records(documents)
+        index = self._refresh_keyword_index()
+        old = self.collection.get(where={_NAME: {"$eq": name}}, include=[])["ids"]
         new = [d.id for d in documents]
-        journal = {"name": replace_name, "old": old, "new": new}
+        journal = {"name": name, "old": old, "new": new}
         if self.persistent_client and self.host is None:
             write_atomic(self._journal, json.dumps(journal))
         try:
@@ -330,7 +326,6 @@ class ChromaDb(VectorDb):
         index.remove(old)
         index.add((d.id, d.content) for d in documents)  # type: ignore[misc]
         self._save_keyword_index(index)
-        return len(documents)
 
     def _close_journal(self, journal: dict[str, Any], forward: bool) -> None:
         """Finish a replace (remove the old documents not in the new source), or roll it back
@@ -363,11 +358,7 @@ class ChromaDb(VectorDb):
             self._close_journal(journal, forward=False)
         self._bm25 = None  # checked against the collection's ids, and rebuilt, on next use
 
-    def _delete(self, ids: list[str] | None, name: str | None, save: bool = True) -> int:
-        with self._lock():
-            return self._delete_locked(ids, name, save)
-
-    def _delete_locked(self, ids: list[str] | None, name: str | None, save: bool) -> int:
+    def _delete(self, ids: list[str] | None, name: str | None) -> int:
         doomed: list[str] = list(self._existing_ids(ids)) if ids else []
         if name is not None:
             doomed += self.collection.get(where={_NAME: {"$eq": name}}, include=[])["ids"]
@@ -375,8 +366,7 @@ class ChromaDb(VectorDb):
             self.collection.delete(ids=doomed)
             index = self._keyword_index()
             index.remove(doomed)
-            if save:
-                self._save_keyword_index(index)
+            self._save_keyword_index(index)
         return len(set(doomed))
 
     def _fetch(self, ids: list[str]) -> dict[str, Document]:
@@ -390,26 +380,16 @@ class ChromaDb(VectorDb):
 
     # ----------------------------------------------------------- rankings
     def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
-        stored = self._stored_dimensions()
-        if stored is None:
+        if self._stored_dimensions() is None:
             return []  # nothing stored yet
-        if stored != len(vector):
-            raise VectorDbError(
-                f"collection {self.collection_name!r} holds {stored}-dimensional embeddings, but "
-                f"{self.embedder.cache_key} made a {len(vector)}-dimensional query embedding; search with the "
-                "embedder the collection was built with"
-            )
         # Chroma (1.0 and later) returns fewer results when fewer match: no count is needed first
         # (a round trip per query, about 0.7 ms in process and more against a server)
         got = self.collection.query(
-            query_embeddings=[vector], n_results=depth + candidate_margin(depth),
+            query_embeddings=[vector], n_results=self._candidates(depth),
             where=_where(filters), include=["embeddings"],
         )
         ids = got["ids"][0]
-        if not ids:
-            return []
-        scores = cosine_scores(normalized_rows(got["embeddings"][0]), vector)
-        return top_ranked(ids, scores, depth, SIMILARITY_PRECISION)
+        return self._rescored(ids, got["embeddings"][0], vector, depth) if ids else []
 
     def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
         index = self._keyword_index()

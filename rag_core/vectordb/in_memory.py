@@ -13,12 +13,17 @@ changing a result never changes what is stored.
 from __future__ import annotations
 
 import copy
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rag_core.document import Document
-from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError, matches
+from rag_core.vectordb.base import Ranking, VectorDb, matches
 from rag_core.vectordb.bm25_index import BM25_B, BM25_K1, BM25Index
 from rag_core.vectordb.vector_matrix import VectorMatrix
+
+if TYPE_CHECKING:
+    from rag_core.embedder.base import Embedder
+    from rag_core.reranker.base import Reranker
+    from rag_core.vectordb.search_type import SearchType
 
 
 class _Stored(NamedTuple):
@@ -28,8 +33,9 @@ class _Stored(NamedTuple):
 
 
 class InMemoryVectorDb(VectorDb):
-    def __init__(self, embedder: Any = None, search_type: Any = None, hybrid_rrf_k: int = 60, reranker: Any = None,
-                 candidate_depth: int | None = None, name: str | None = None, description: str | None = None,
+    def __init__(self, embedder: Embedder | None = None, search_type: SearchType | str | None = None,
+                 hybrid_rrf_k: int = 60, reranker: Reranker | None = None, candidate_depth: int | None = None,
+                 name: str | None = None, description: str | None = None,
                  bm25_k1: float = BM25_K1, bm25_b: float = BM25_B) -> None:
         super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self._docs: dict[str, _Stored] = {}
@@ -42,19 +48,20 @@ class InMemoryVectorDb(VectorDb):
     def _existing_ids(self, ids: list[str]) -> set[str]:
         return {i for i in ids if i in self._docs}
 
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> None:
-        dimensions = self._vectors.dimensions
-        for doc in documents:
-            if doc.embedding is None:
-                continue
-            dimensions = dimensions or len(doc.embedding)
-            if len(doc.embedding) != dimensions:
-                raise VectorDbError(
-                    f"document {doc.name or doc.id!r} has a {len(doc.embedding)}-dimensional embedding; "
-                    f"the store holds {dimensions}-dimensional ones"
-                )
-        if replace_name is not None:
-            self._delete(None, replace_name)
+    def _stored_dimensions(self) -> int | None:
+        return self._vectors.dimensions
+
+    def _insert(self, documents: list[Document]) -> None:
+        self._put(documents)  # one process, no concurrent writer: the caller's check of present ids holds
+
+    def _upsert(self, documents: list[Document]) -> None:
+        self._put(documents)
+
+    def _replace(self, name: str, documents: list[Document]) -> None:
+        self._delete(None, name)
+        self._put(documents)
+
+    def _put(self, documents: list[Document]) -> None:
         # the store keeps ids of its own making: an id string the caller made sits among the
         # caller's short-lived objects (a batch's lists of floats), and holding it would keep
         # their memory from going back to the system (100k documents: 436 → 332 MB)
@@ -92,11 +99,8 @@ class InMemoryVectorDb(VectorDb):
         return self._bm25.rank(query, depth, self._allowed(filters))
 
     def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
-        stored = self._vectors.dimensions
-        if stored is None:
+        if self._vectors.dimensions is None:
             return []
-        if len(vector) != stored:
-            raise VectorDbError(f"query embedding has {len(vector)} dimensions, the store holds {stored}")
         return self._vectors.rank(vector, depth, self._allowed(filters))
 
 

@@ -23,15 +23,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from rag_core._optional import require
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError, matches
 from rag_core.vectordb.fusion import top_ranked
-from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 from rag_core.vectordb.search_type import SearchType
+
+if TYPE_CHECKING:
+    from rag_core.embedder.base import Embedder
+    from rag_core.reranker.base import Reranker
 
 # SearchType too: Agno programs import it from here (from agno.vectordb.lancedb import LanceDb, SearchType)
 __all__ = ["LanceDb", "SearchType"]
@@ -51,10 +55,10 @@ class LanceDb(VectorDb):
         self,
         uri: str = "tmp/lancedb",
         table_name: str = "documents",
-        embedder: Any = None,
-        search_type: Any = None,
+        embedder: Embedder | None = None,
+        search_type: SearchType | str | None = None,
         hybrid_rrf_k: int = 60,
-        reranker: Any = None,
+        reranker: Reranker | None = None,
         candidate_depth: int | None = None,
         name: str | None = None,
         description: str | None = None,
@@ -65,7 +69,6 @@ class LanceDb(VectorDb):
         self._db: Any = None
         self._table: Any = None
         self._fts_version: int | None = None  # table version the full-text index was built at
-        self._file_lock: Any = None
 
     # ----------------------------------------------------------- connection
     def _connect(self) -> Any:
@@ -110,14 +113,22 @@ class LanceDb(VectorDb):
             return None
         return table.schema.field("vector").type.list_size
 
-    def _lock(self) -> Any:
-        """The table's cross-process write lock (re-entrant within this store)."""
-        if self._file_lock is None:
-            from filelock import FileLock
+    @property
+    def _keeps_embeddings(self) -> bool:
+        return self.embedder is not None  # a keyword-only table's vector column holds a placeholder
 
-            self._connect()
-            self._file_lock = FileLock(str(Path(self.uri) / f".{self.table_name}.lock"))
-        return self._file_lock
+    def _describe(self) -> str:
+        return f"LanceDb table {self.table_name!r} at {self.uri}"
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """The table's cross-process write lock; inside it, the table is read at its latest version,
+        so a commit goes on top of what other writers committed."""
+        with self._file_lock_at(Path(self.uri) / f".{self.table_name}.lock"):
+            table = self._open()
+            if table is not None:
+                table.checkout_latest()
+            yield
 
     def _create(self, dimensions: int) -> Any:
         """Create the table, or open it if another process just did (the caller holds the lock)."""
@@ -177,51 +188,32 @@ class LanceDb(VectorDb):
         return [{"id": d.id, "name": d.name, "content": d.content, "meta_data": json.dumps(d.meta_data, ensure_ascii=False),
                  "vector": vector(d)} for d in documents]
 
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int:
-        with self._lock():
-            table = self._open()
-            if table is not None:
-                table.checkout_latest()  # commit on top of what other writers committed
-            return self._write_locked(documents, replace_name, upsert)
+    def _table_for(self, documents: list[Document]) -> Any:
+        """The table, created at the size of the documents' embeddings if it does not exist yet."""
+        sizes = [len(d.embedding) for d in documents if d.embedding is not None] if self._keeps_embeddings else []
+        return self._open() or self._create(sizes[0] if sizes else 1)
 
-    def _write_locked(self, documents: list[Document], replace_name: str | None, upsert: bool) -> int:
-        # the caller's documents are never changed: a keyword-only table's placeholder vector is
-        # made for its rows only (``_rows``)
-        sizes = {1} if self.embedder is None else {len(d.embedding) for d in documents if d.embedding is not None}
-        if len(sizes) > 1:
-            raise VectorDbError(f"documents carry embeddings of different sizes: {sorted(sizes)}")
-        dims = next(iter(sizes), None) or 1
-        stored = self._stored_dimensions()
-        if stored is not None and stored != dims:
-            raise VectorDbError(
-                f"LanceDB table {self.table_name!r} holds {stored}-dimensional embeddings, but the embedder "
-                f"({self.embedder.cache_key if self.embedder else 'none'}) made {dims}-dimensional ones; "
-                "use another table or drop this one"
-            )
-        table = self._open() or self._create(dims)
-        rows = self._rows(documents)
-        if replace_name is not None:
-            # one commit: new and changed rows in, the source's other rows out (atomic, as a new version)
-            (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
-             .when_not_matched_by_source_delete(f"name = {_quoted(replace_name)}").execute(rows))
-            return len(rows)
-        if upsert:
-            table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
-            return len(rows)
+    def _insert(self, documents: list[Document]) -> int:
+        table = self._table_for(documents)
         # insert-if-absent in one commit: ids another writer stored meanwhile are left alone
-        result = table.merge_insert("id").when_not_matched_insert_all().execute(rows)
+        result = table.merge_insert("id").when_not_matched_insert_all().execute(self._rows(documents))
         inserted = getattr(result, "num_inserted_rows", None)
-        return len(rows) if inserted is None else int(inserted)
+        return len(documents) if inserted is None else int(inserted)
+
+    def _upsert(self, documents: list[Document]) -> None:
+        table = self._table_for(documents)
+        table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(self._rows(documents))
+
+    def _replace(self, name: str, documents: list[Document]) -> None:
+        table = self._table_for(documents)
+        # one commit: new and changed rows in, the source's other rows out (atomic, as a new version)
+        (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+         .when_not_matched_by_source_delete(f"name = {_quoted(name)}").execute(self._rows(documents)))
 
     def _delete(self, ids: list[str] | None, name: str | None) -> int:
-        with self._lock():
-            return self._delete_locked(ids, name)
-
-    def _delete_locked(self, ids: list[str] | None, name: str | None) -> int:
         table = self._open()
         if table is None:
             return 0
-        table.checkout_latest()
         clauses = ([_id_list(ids)] if ids else []) + ([f"name = {_quoted(name)}"] if name is not None else [])
         if not clauses:
             return 0
@@ -251,22 +243,12 @@ class LanceDb(VectorDb):
         table = self._open()
         if table is None or not table.count_rows():
             return []
-        stored = self._stored_dimensions()
-        if stored != len(vector):
-            raise VectorDbError(
-                f"LanceDB table {self.table_name!r} holds {stored}-dimensional embeddings, but "
-                f"{self.embedder.cache_key} made a {len(vector)}-dimensional query embedding; search with the "
-                "embedder the table was built with"
-            )
         query = table.search(vector, query_type="vector", vector_column_name="vector").distance_type("cosine")
         where = self._allowed(table, filters)
         if where is not None:
             query = query.where(where, prefilter=True)
-        rows = query.select(["id", "vector", "_distance"]).limit(depth + candidate_margin(depth)).to_list()
-        if not rows:
-            return []
-        scores = cosine_scores(normalized_rows([r["vector"] for r in rows]), vector)
-        return top_ranked([r["id"] for r in rows], scores, depth, SIMILARITY_PRECISION)
+        rows = query.select(["id", "vector", "_distance"]).limit(self._candidates(depth)).to_list()
+        return self._rescored([r["id"] for r in rows], [r["vector"] for r in rows], vector, depth)
 
     def _fts_index(self, table: Any) -> None:
         if self._fts_version == table.version:
@@ -285,5 +267,5 @@ class LanceDb(VectorDb):
         where = self._allowed(table, filters)
         if where is not None:
             search = search.where(where, prefilter=True)
-        rows = search.select(["id", "_score"]).limit(depth + candidate_margin(depth)).to_list()  # ties at the cut: by id
+        rows = search.select(["id", "_score"]).limit(self._candidates(depth)).to_list()  # ties at the cut: by id
         return top_ranked([r["id"] for r in rows], [float(r["_score"]) for r in rows], depth)

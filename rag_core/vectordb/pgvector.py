@@ -17,16 +17,19 @@ import functools
 import json
 import re
 from contextlib import nullcontext
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rag_core._optional import require
 from rag_core.document import Document
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
-from rag_core.vectordb.fusion import top_ranked
 from rag_core.vectordb.bm25_index import BM25_B, BM25_K1
 from rag_core.vectordb.pg_bm25 import NAME_SUFFIXES as _BM25_SUFFIXES, Bm25Tables
-from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, cosine_scores, normalized_rows
 from rag_core.vectordb.search_type import SearchType
+from rag_core.vectordb.similarity import SIMILARITY_PRECISION
+
+if TYPE_CHECKING:
+    from rag_core.embedder.base import Embedder
+    from rag_core.reranker.base import Reranker
 
 # SearchType too: Agno programs import it from here (from agno.vectordb.pgvector import PgVector, SearchType)
 __all__ = ["PgVector", "SearchType"]
@@ -77,10 +80,10 @@ class PgVector(VectorDb):
         table_name: str,
         db_url: str,
         schema: str = "public",
-        embedder: Any = None,
-        search_type: Any = None,
+        embedder: Embedder | None = None,
+        search_type: SearchType | str | None = None,
         hybrid_rrf_k: int = 60,
-        reranker: Any = None,
+        reranker: Reranker | None = None,
         candidate_depth: int | None = None,
         dimensions: int | None = None,
         vector_index: Literal["hnsw"] | None = "hnsw",
@@ -141,7 +144,16 @@ class PgVector(VectorDb):
             pgvector_psycopg.register_vector(self._conn)  # embeddings come back as numpy arrays
         return self._conn
 
+    def _describe(self) -> str:
+        return f"PgVector table {self.schema}.{self.table_name}"
+
     def _stored_dimensions(self) -> int | None:
+        # what the table holds, read from it unless this process made sure of it (_ensure_table):
+        # another embedder may have created it; an unsized vector column takes any size
+        return (self.dimensions if self._table_ready else self._column_dimensions()) or None
+
+    def _column_dimensions(self) -> int | None:
+        """The size of the table's vector column: None when there is no table, 0 when it is unsized."""
         row = self._connection().execute(
             """SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON a.attrelid = c.oid
                JOIN pg_namespace n ON c.relnamespace = n.oid
@@ -156,20 +168,18 @@ class PgVector(VectorDb):
         if self._table_ready:
             return
         conn = self._connection()
-        if self._stored_dimensions() is None:
+        if self._column_dimensions() is None:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
                 # each statement sees what committed before it: a table another process created
                 # while this one waited for the lock is found here, and not created twice
-                if self._stored_dimensions() is None:
+                if self._column_dimensions() is None:
                     self._create(conn, dimensions or self.dimensions)
-        stored = self._stored_dimensions()
+        stored = self._column_dimensions()
         wanted = dimensions or self.dimensions
         if stored and wanted and stored != wanted:
-            raise VectorDbError(
-                f"table {self.schema}.{self.table_name} holds {stored}-dimensional embeddings, but the embedder "
-                f"makes {wanted}-dimensional ones; use another table or drop this one"
-            )
+            source = self.embedder.cache_key if self.embedder is not None else f"the store's setting dimensions={wanted}"
+            raise self._dimension_error(stored, wanted, source)
         self.dimensions = stored or wanted
         self._table_ready = True
         self._ensure_bm25()
@@ -251,7 +261,7 @@ class PgVector(VectorDb):
         return {index: statement for index, statement in wanted.items() if index not in present}
 
     def _exists(self) -> bool:
-        return self._table_ready or self._stored_dimensions() is not None
+        return self._table_ready or self._column_dimensions() is not None
 
     def drop(self) -> None:
         """Remove the table, everything in it and its BM25 statistics."""
@@ -284,22 +294,26 @@ class PgVector(VectorDb):
         ).fetchall()
         return {r[0] for r in rows}
 
-    def _write(self, documents: list[Document], replace_name: str | None = None, upsert: bool = False) -> int:
-        dims = {len(d.embedding) for d in documents if d.embedding is not None}
-        if len(dims) > 1:
-            raise VectorDbError(f"documents carry embeddings of different sizes: {sorted(dims)}")
-        self._ensure_table(next(iter(dims), None))
-        if self.dimensions and dims and dims != {self.dimensions}:
-            raise VectorDbError(
-                f"table {self.schema}.{self.table_name} holds {self.dimensions}-dimensional embeddings; "
-                f"these documents have {dims.pop()}"
-            )
+    def _insert(self, documents: list[Document]) -> int:
+        return self._write(documents, on_conflict="nothing")
+
+    def _upsert(self, documents: list[Document]) -> None:
+        self._write(documents, on_conflict="update")
+
+    def _replace(self, name: str, documents: list[Document]) -> None:
+        self._write(documents, on_conflict="update", replacing=name)
+
+    def _write(self, documents: list[Document], on_conflict: Literal["nothing", "update"],
+               replacing: str | None = None) -> int:
+        """One transaction: the rows of the source ``replacing`` out (if given), the documents in
+        (an id already stored is left alone or updated, ``on_conflict``)."""
+        self._ensure_table(next((len(d.embedding) for d in documents if d.embedding is not None), None))
         sql = self._sql()
         conn = self._connection()
         conflict = (
             sql.SQL("ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, content = EXCLUDED.content, "
                     "meta_data = EXCLUDED.meta_data, embedding = EXCLUDED.embedding")
-            if upsert else sql.SQL("ON CONFLICT (id) DO NOTHING")
+            if on_conflict == "update" else sql.SQL("ON CONFLICT (id) DO NOTHING")
         )
         # the vector index is built after the first load, in bulk (several times faster than
         # growing it row by row during the load); once it exists, writes insert into it
@@ -311,8 +325,8 @@ class PgVector(VectorDb):
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
             # into an empty table the BM25 postings' key, too, is built after the rows (first_load)
             first_load = self._bm25.lock_writers(conn) == 0
-            if replace_name is not None:
-                conn.execute(sql.SQL("DELETE FROM {} WHERE name = %s").format(self._table), (replace_name,))
+            if replacing is not None:
+                conn.execute(sql.SQL("DELETE FROM {} WHERE name = %s").format(self._table), (replacing,))
             conn.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS rag_core_staging "
                 "(id text, name text, content text, meta_data jsonb, embedding vector) ON COMMIT DELETE ROWS"
@@ -402,7 +416,6 @@ class PgVector(VectorDb):
         cosine (see similarity.py), so exact search agrees with the other stores."""
         if not self._exists():
             return []
-        self._check_query(vector)
         sql = self._sql()
         where, params = self._filter(filters)
         query = sql.SQL(
@@ -413,12 +426,8 @@ class PgVector(VectorDb):
         with conn.transaction():
             self._search_settings(conn)
             # binary results: candidate embeddings arrive as float32 arrays, not decimal text to parse
-            rows = conn.execute(query, (*params, _float32(vector), depth + candidate_margin(depth)),
-                                binary=True).fetchall()
-        if not rows:
-            return []
-        scores = cosine_scores(normalized_rows([r[1].to_numpy() for r in rows]), vector)
-        return top_ranked([r[0] for r in rows], scores, depth, SIMILARITY_PRECISION)
+            rows = conn.execute(query, (*params, _float32(vector), self._candidates(depth)), binary=True).fetchall()
+        return self._rescored([r[0] for r in rows], [r[1].to_numpy() for r in rows], vector, depth)
 
     def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
         if not self._exists():
@@ -431,7 +440,6 @@ class PgVector(VectorDb):
         """Reciprocal rank fusion in one statement: 1/(k + rank) summed over both lists."""
         if not self._exists():
             return []
-        self._check_query(vector)
         sql = self._sql()
         vector_q, vector_params = self._vector_cte(filters)
         keyword_q, keyword_params = self._keyword_cte(filters)
@@ -454,14 +462,3 @@ class PgVector(VectorDb):
             self._search_settings(conn)
             rows = conn.execute(statement, params).fetchall()
         return [(r[0], float(r[1])) for r in rows]
-
-    def _check_query(self, vector: list[float]) -> None:
-        """The query's size against what the table holds (read from the table, not assumed from
-        this process's embedder: another embedder may have created it)."""
-        stored = self.dimensions if self._table_ready else self._stored_dimensions()
-        if stored and len(vector) != stored:
-            embedder = self.embedder.cache_key if self.embedder is not None else "the query's embedder"
-            raise VectorDbError(
-                f"table {self.schema}.{self.table_name} holds {stored}-dimensional embeddings, but {embedder} made a "
-                f"{len(vector)}-dimensional query embedding; search with the embedder the table was built with"
-            )

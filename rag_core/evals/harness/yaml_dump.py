@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -66,19 +64,3 @@ def dump_for_diff(data: Any) -> str:
     """``data`` as YAML to diff, not to load: strings unfolded, multi-line ones as marked blocks."""
     return yaml.dump(data, Dumper=_DiffDumper, sort_keys=False, allow_unicode=True, width=float("inf"))
 
-
-def load(path: Path) -> Any:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
-
-
-def field_diffs(expected: dict[str, Any], observed: dict[str, Any], source: Path) -> list[str]:
-    """One unified diff per top-level field that differs, each naming the file and the field."""
-    diffs = []
-    for key in sorted(set(expected) | set(observed), key=lambda k: (k not in observed, k)):
-        if expected.get(key) == observed.get(key):
-            continue
-        before = dump(expected.get(key)).splitlines(keepends=True)
-        after = dump(observed.get(key)).splitlines(keepends=True)
-        diff = "".join(difflib.unified_diff(before, after, f"{source}:{key} (golden)", f"{source}:{key} (observed)"))
-        diffs.append(diff)
-    return diffs
