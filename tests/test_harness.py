@@ -174,3 +174,20 @@ def test_the_published_case_schema_is_current():
 
     published = json.loads((ROOT / "fixtures" / "goldens" / "case.schema.json").read_text())
     assert published == json_schema(), "regenerate fixtures/goldens/case.schema.json from rag_core.evals.harness.case.json_schema()"
+
+
+def test_nesting_is_bounded_the_same_whatever_the_recursion_limit():
+    """Frameworks raise Python's recursion limit (the full suite imports several): a bound that
+    rested on it let a file through in one process that another refused."""
+    import sys
+
+    from rag_core.evals.harness.yaml_lines import MAX_DEPTH, BoundsError, load_bounded
+
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        with pytest.raises(BoundsError, match="nested more deeply than can be read"):
+            load_bounded("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    finally:
+        sys.setrecursionlimit(previous)
+    assert load_bounded("[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)) is not None

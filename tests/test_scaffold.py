@@ -278,9 +278,9 @@ def test_the_workflows_environment_fails_a_skipped_required_case(pytester, capsy
         "id: needs_it\ntarget: m:f\nrequires: [no_such_package_here]\ninput: hi\n")
     env, _ = workflow_steps(pytester.path)
     monkeypatch.delenv("RAG_CORE_REQUIRE_ALL_CASES", raising=False)
-    pytester.runpytest("-p", "no:cacheprovider", "evals", "-k", "needs_it").assert_outcomes(skipped=1)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "evals", "-k", "needs_it").assert_outcomes(skipped=1)
     for name, value in env["env"].items():
         monkeypatch.setenv(name, value)
-    strict = pytester.runpytest("-p", "no:cacheprovider", "evals", "-k", "needs_it")
+    strict = pytester.runpytest_subprocess("-p", "no:cacheprovider", "evals", "-k", "needs_it")
     strict.assert_outcomes(failed=1)
     assert "no case may skip" in strict.stdout.str()

@@ -3,7 +3,8 @@ case files, remember where each mapping key is, for error messages with line num
 
 Bounds, so that one bad file is one clear error, not a dead session:
 - aliases may not expand past ``MAX_NODES`` nodes (a 709-byte alias bomb expanded to gigabytes);
-- nesting deeper than Python's recursion allows is an error, not an ``INTERNALERROR``;
+- nesting deeper than ``MAX_DEPTH`` levels is an error, not an ``INTERNALERROR`` (a bound of its
+  own, not Python's recursion limit, which libraries raise: the same file must fail everywhere);
 - a key written twice in one mapping is an error (YAML would silently keep the last: an
   ``expect:`` that would have failed vanished).
 """
@@ -16,6 +17,8 @@ from typing import Any
 import yaml
 
 MAX_NODES = 1_000_000  # far above any real case, golden or cassette (the largest here: ~60,000)
+MAX_DEPTH = 100  # levels of nesting; a request body with a JSON schema in it is about 15 deep
+NESTED_TOO_DEEPLY = "it is nested more deeply than can be read"
 _FAST = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -31,10 +34,12 @@ def _expanded_size(root: yaml.Node) -> int:
     """How many nodes the document has once every alias is written out, counted without writing
     them out (each node's size once, in post-order, without recursion)."""
     sizes: dict[int, int] = {}
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    stack: list[tuple[yaml.Node, bool, int]] = [(root, False, 1)]
     on_path: set[int] = set()
     while stack:
-        node, done = stack.pop()
+        node, done, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BoundsError(NESTED_TOO_DEEPLY, node.start_mark)
         if id(node) in sizes:
             continue
         children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else (
@@ -46,8 +51,8 @@ def _expanded_size(root: yaml.Node) -> int:
         if id(node) in on_path:  # a recursive alias: infinite once written out
             raise BoundsError("an alias refers to a node that contains it", node.start_mark)
         on_path.add(id(node))
-        stack.append((node, True))
-        stack += [(c, False) for c in children if id(c) not in sizes]
+        stack.append((node, True, depth))
+        stack += [(c, False, depth + 1) for c in children if id(c) not in sizes]
     return sizes[id(root)]
 
 
@@ -61,7 +66,7 @@ def _document(loader: Any) -> Any:
                               node.start_mark)
         return loader.construct_document(node)
     except RecursionError:
-        raise BoundsError("it is nested more deeply than can be read") from None
+        raise BoundsError(NESTED_TOO_DEEPLY) from None
     finally:
         loader.dispose()
 
