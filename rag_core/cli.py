@@ -3,6 +3,8 @@
     rag-core emulator serve [--port N] [--script FILE]   the provider emulator on 127.0.0.1
     rag-core cache record SUITE [--root DIR]             a retrieval suite's embedding cache
     rag-core init [DIR] [--install SPEC]                 scaffold golden cases in a project (all files or none)
+    rag-core report [RUN] [--compare BASE] [-o FILE]     a run record as one self-contained HTML page
+    rag-core view [RUN] [--compare BASE]                 the same page, served on 127.0.0.1 to a browser
     rag-core --version
 
 Bad input ends with one line on stderr naming the thing and the cause, and exit status 2.
@@ -136,6 +138,71 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_html(args: argparse.Namespace) -> Any:
+    from rag_core.evals.report.html import report_for
+    from rag_core.evals.runs.schema import RecordError
+
+    if args.history < 1:
+        raise UsageError(f"--history {args.history}: give at least 1 run")
+    try:
+        return report_for(args.runs_dir, args.record, args.compare, args.history)
+    except RecordError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _report(args: argparse.Namespace) -> int:
+    from rag_core.evals.atomic import write_atomic
+
+    report = _report_html(args)
+    try:
+        write_atomic(args.output, report.html)  # from records that passed the credential check when written
+    except OSError as exc:
+        raise UsageError(f"{args.output}: cannot write the report ({exc.strerror or exc})") from None
+    against = f" against {report.base.name}" if report.base else ""
+    print(f"wrote {args.output} ({len(report.html.encode()) / 1024:,.0f} KB): run {report.run.name}{against}")
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    import signal
+    import webbrowser
+
+    from rag_core.evals.report.serve import ReportServer
+
+    report = _report_html(args)
+    try:
+        server = ReportServer(report.html, args.port)
+    except OSError as exc:
+        raise UsageError(f"port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})") from None
+    print(f"rag-core report of {report.run.name} on {server.url}", flush=True)
+    print("Stop with Ctrl-C.", flush=True)
+    if not args.no_browser:
+        webbrowser.open(server.url)
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        stopped.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
+def _add_report_arguments(command: argparse.ArgumentParser) -> None:
+    from rag_core.evals.report.html import HISTORY
+    from rag_core.evals.runs.store import DEFAULT_FOLDER
+
+    command.add_argument("record", nargs="?", default=None, metavar="RUN",
+                         help="a run record: its file, or its name in the runs folder (default: the newest)")
+    command.add_argument("--compare", metavar="BASE", default=None,
+                         help="compare with this record (a file or a name), or 'previous': the one before RUN")
+    command.add_argument("--runs-dir", type=Path, default=Path(DEFAULT_FOLDER), metavar="DIR",
+                         help=f"the folder of run records (default: {DEFAULT_FOLDER})")
+    command.add_argument("--history", type=int, default=HISTORY, metavar="N",
+                         help=f"runs the history view shows, RUN included (default: {HISTORY})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rag-core", description="rag-core: the provider emulator, embedding caches, project scaffolding. "
                      "Golden cases and retrieval suites run under pytest (pytest evals/).")
@@ -186,6 +253,25 @@ def build_parser() -> argparse.ArgumentParser:
                            "'rag-core[harness,agent] @ git+https://github.com/you/rag-core.git@v0.1.0' or a wheel "
                            "path (default: a placeholder the workflow refuses until it is filled in)")
     init.set_defaults(run=_init)
+
+    report = commands.add_parser(
+        "report", help="a run record as one self-contained HTML page",
+        description="Write the report of a run record (pytest evals/ writes one per session): summary, cases "
+                    "with their golden | observed diffs, retrieval suites, history; with --compare, what changed "
+                    "since BASE. One HTML file with nothing to fetch: open it from disk or a CI artifact.")
+    _add_report_arguments(report)
+    report.add_argument("-o", "--output", type=Path, default=Path(".rag-core/report.html"), metavar="FILE",
+                        help="where to write it (default: .rag-core/report.html)")
+    report.set_defaults(run=_report)
+
+    view = commands.add_parser(
+        "view", help="serve a run's report on 127.0.0.1 and open a browser",
+        description="Build the report of a run record (as rag-core report does) and serve it on 127.0.0.1 "
+                    "until stopped, opening it in the default browser.")
+    _add_report_arguments(view)
+    view.add_argument("--port", type=_port, default=0, help="port to listen on (default: a free one, printed)")
+    view.add_argument("--no-browser", action="store_true", help="print the URL only; open no browser")
+    view.set_defaults(run=_view)
     return parser
 
 

@@ -110,6 +110,12 @@ jobs:
       - run: python -m pytest evals/ --golden-report=golden-report.md
       - if: always()
         run: cat golden-report.md >> "$GITHUB_STEP_SUMMARY" || true
+      # the run's HTML report: one file that opens from the downloaded artifact, no server needed
+      - if: always()
+        run: python -m rag_core report -o rag-core-report.html || true
+      - if: always()
+        uses: actions/upload-artifact@v4
+        with: {{name: rag-core-report, path: rag-core-report.html, if-no-files-found: ignore}}
 """
 
 NEXT_STEPS = """\
@@ -388,7 +394,29 @@ def init_project(root: Path, install: str | None = None) -> InitResult:
         result.notes.append(f"--install was not used: {WORKFLOW_PATH} exists already (kept); set RAG_CORE_INSTALL in it")
     _Transaction(root).commit(files, changed)
     result.written.extend(files)
+    _ignore_run_records(root, result)
     return result
+
+
+RUNS_IGNORE = ".rag-core/"  # run records and reports (docs/report.md)
+
+
+def _ignore_run_records(root: Path, result: InitResult) -> None:
+    """Add the run records' folder to an existing .gitignore. After the scaffold's files, not among
+    them: a line that could not be added is a note, not a reason to write nothing. Without a
+    .gitignore the folder ignores itself (runs/store.py)."""
+    path = root / ".gitignore"
+    try:
+        original = path.read_text(encoding="utf-8") if path.is_file() else None
+        if original is None or RUNS_IGNORE.rstrip("/") in {line.strip().strip("/") for line in original.splitlines()}:
+            return
+        from rag_core.evals.atomic import write_atomic
+
+        write_atomic(path, original + ("" if original.endswith("\n") or not original else "\n") + RUNS_IGNORE + "\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        result.notes.append(f".gitignore: could not add {RUNS_IGNORE} ({exc}); add it yourself")
+    else:
+        result.changed.append(f"{RUNS_IGNORE} to .gitignore")
 
 
 def _refuse_credentials(files: dict[str, str]) -> None:

@@ -63,6 +63,9 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                          "it), check their hand-written expectations and judges, and write no cassette or golden")
     group.addoption("--repeat", type=int, default=1, metavar="N",
                     help="with --live: run each case N times and report its pass rate, latency and tokens")
+    from rag_core.evals.runs.collect import add_options as add_run_record_options
+
+    add_run_record_options(group, parser)  # the run record (runs/collect.py): --runs-dir, --no-run-record
     parser.addini("rag_core_cases", "folder of golden case files", default="fixtures/goldens")
     parser.addini("rag_core_cassettes", "folder of cassettes", default="cassettes")
     parser.addini("rag_core_fixtures", "folder of fixtures (corpora)", default="fixtures")
@@ -181,6 +184,9 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(_Summary(config), "rag_core_golden_summary")
+    from rag_core.evals.runs.collect import RunCollector
+
+    config.pluginmanager.register(RunCollector(config), "rag_core_run_record")  # golden cases and retrievers alike
     if _folder(config, "rag_core_cases").is_dir():
         refs = discover(config)
         config.stash[STASH]["refs"] = refs
@@ -293,6 +299,10 @@ class GoldenHarness:
             "id": result.case_id, "updated": result.updated, "new": result.new_golden, "recorded": result.recorded,
             "stale": bool(result.stale), "tokens": result.tokens,
         }))
+        if result.failures:  # the run record keeps them as data (runs/failures.py)
+            from rag_core.evals.runs.failures import case_property
+
+            self.node.user_properties.append(case_property(result))
         if result.failures:
             pytest.fail(f"{ref.case.id}: {len(result.failures)} check(s) failed\n\n"
                         + "\n\n".join([failure.text() for failure in result.failures] + result.fixes), pytrace=False)

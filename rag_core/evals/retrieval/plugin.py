@@ -320,6 +320,11 @@ def _check_retriever(runner: RetrievalRunner, target: Target, request: pytest.Fi
     summary = {**result.summary(), "gate": "FAIL" if failures else "pass",
                "baseline_per_query": (baseline or {}).get("per_query", {}).get(suite.metrics[0])}
     request.node.user_properties.append(("rag_core_retrieval", {"summary": summary, "worse": worse}))
+    # the run record (rag_core/evals/runs): the gate's verdicts, its thresholds and the query texts
+    from rag_core.evals.runs.retrieval import gate_property
+
+    request.node.user_properties.append(gate_property(failures, suite.thresholds.get(target.retriever, {}),
+                                                      getattr(runner.datasets.get(suite.name), "queries", None)))
     if failures:
         drops = "".join(f"\n  {q}: {b:.4f} -> {n:.4f}" for q, b, n in worse[:15])
         pytest.fail(

@@ -1,0 +1,73 @@
+"""Golden | observed, line against line: the rows of a side-by-side view of one failure.
+
+The page shows each failing field in two columns with the changed lines marked; long unchanged
+stretches fold into one row, so a one-line edit in a long request body stays one screen.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Literal
+
+CONTEXT = 3  # unchanged lines kept around each change
+
+# "=" same line on both sides; "~" a line changed; "-" only in the golden; "+" only observed;
+# "…" unchanged lines folded (left holds how many)
+Tag = Literal["=", "~", "-", "+", "…"]
+
+
+@dataclass(frozen=True)
+class Row:
+    tag: Tag
+    left: str | None
+    right: str | None
+
+    def to_json(self) -> list[Any]:
+        return [self.tag, self.left, self.right]
+
+
+def shown_text(value: Any, cut: bool) -> str:
+    """A value as the side-by-side shows it: text as it is, anything else as the YAML the diff
+    compares; a value cut to its bound is already the head of that text."""
+    if isinstance(value, str):
+        return value
+    from rag_core.evals.harness.yaml_dump import dump_for_diff
+
+    return value if cut else dump_for_diff(value)
+
+
+def rows(golden: str, observed: str, context: int = CONTEXT) -> list[Row]:
+    left, right = golden.splitlines(), observed.splitlines()
+    out: list[Row] = []
+    opcodes = difflib.SequenceMatcher(None, left, right, autojunk=False).get_opcodes()
+    for number, (op, i1, i2, j1, j2) in enumerate(opcodes):
+        if op == "equal":
+            out += _unchanged(left[i1:i2], right[j1:j2], first=number == 0, last=number == len(opcodes) - 1,
+                              context=context)
+        elif op == "delete":
+            out += [Row("-", line, None) for line in left[i1:i2]]
+        elif op == "insert":
+            out += [Row("+", None, line) for line in right[j1:j2]]
+        else:  # replace: paired line by line, the longer side's rest alone
+            a, b = left[i1:i2], right[j1:j2]
+            for k in range(max(len(a), len(b))):
+                if k < len(a) and k < len(b):
+                    out.append(Row("~", a[k], b[k]))
+                elif k < len(a):
+                    out.append(Row("-", a[k], None))
+                else:
+                    out.append(Row("+", None, b[k]))
+    return out
+
+
+def _unchanged(a: list[str], b: list[str], first: bool, last: bool, context: int) -> list[Row]:
+    """An unchanged stretch: kept whole when short, else its ends next to changes and a fold."""
+    head = 0 if first else context
+    tail = 0 if last else context
+    if len(a) <= head + tail + 1:
+        return [Row("=", x, y) for x, y in zip(a, b)]
+    kept_head = [Row("=", x, y) for x, y in zip(a[:head], b[:head])]
+    kept_tail = [Row("=", x, y) for x, y in zip(a[len(a) - tail:], b[len(b) - tail:])]
+    folded = len(a) - head - tail
+    return [*kept_head, Row("…", f"{folded} unchanged line{'s' if folded != 1 else ''}", None), *kept_tail]

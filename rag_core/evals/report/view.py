@@ -1,0 +1,127 @@
+"""What the report page shows, as the JSON its script reads: built from a run record, the
+record of the run it is compared with (BASE), and the records before it (history).
+
+Everything the page needs is computed here, once, in Python (side-by-side rows, deltas, p-values,
+best values); the page's script only filters, sorts, pages and draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from rag_core.evals.report.sidebyside import rows, shown_text
+from rag_core.evals.runs.compare import CaseChange, RetrieverDelta, case_changes, retriever_deltas
+from rag_core.evals.runs.history import history, series
+from rag_core.evals.runs.schema import CaseEntry, FailureEntry, RetrieverEntry, RunRecord
+from rag_core.evals.runs.tally import tally
+
+
+def _about(record: RunRecord) -> dict[str, Any]:
+    return {"id": record.id, "started": record.started, "seconds": round(record.seconds, 2),
+            "exit_status": record.exit_status,
+            "git": {"commit": record.git.commit, "dirty": record.git.dirty} if record.git else None,
+            "options": record.options.to_json(), "notes": record.notes}
+
+
+def _summary(record: RunRecord) -> dict[str, Any]:
+    counts = tally(record)
+    return {**asdict(counts), "pass_rate": counts.pass_rate}
+
+
+def _failure(failure: FailureEntry) -> dict[str, Any]:
+    out: dict[str, Any] = {"check": failure.check, "source": failure.source, "where": failure.where,
+                           "field": failure.field, "message": failure.message, "fix": failure.fix,
+                           "diff": failure.diff, "truncated": failure.truncated, "withheld": failure.withheld}
+    if failure.has_values:
+        golden = shown_text(failure.golden, "golden" in failure.truncated)
+        observed = shown_text(failure.observed, "observed" in failure.truncated)
+        out["rows"] = [row.to_json() for row in rows(golden, observed)]
+    return out
+
+
+def _detail(case: CaseEntry) -> dict[str, Any]:
+    return {"reason": case.reason, "fixes": case.fixes, "failures": [_failure(f) for f in case.failures],
+            "live": case.live.to_json() if case.live else None, "recorded": case.recorded, "stale": case.stale}
+
+
+def _case_row(change: CaseChange | None, case: CaseEntry | None, before: CaseEntry | None) -> dict[str, Any]:
+    shown = case or before
+    assert shown is not None
+    return {"id": shown.id, "status": case.status if case else "gone", "before": before.status if before else None,
+            "change": change.kind if change else None, "tokens": shown.tokens, "seconds": round(shown.seconds, 3),
+            "failures": len(case.failures) if case else 0,
+            "checks": sorted({f"{f.check} {f.field}" for f in case.failures}) if case else []}
+
+
+def _cases(run: RunRecord, base: RunRecord | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The table's rows (regressions first when compared) and each shown case's detail."""
+    details = {case.id: _detail(case) for case in run.cases if case.failures or case.reason or case.live or case.fixes}
+    if base is None:
+        return [_case_row(None, case, None) for case in run.cases], details
+    changes = case_changes(run, base)
+    for change in changes:
+        if change.before is not None and change.kind != "same" and (change.before.failures or change.before.reason):
+            details.setdefault(change.id, {"reason": "", "fixes": [], "failures": []})["before"] = _detail(change.before)
+    return [_case_row(change, change.now, change.before) for change in changes], details
+
+
+def _retriever(entry: RetrieverEntry, delta: RetrieverDelta | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": entry.retriever, "gate": entry.gate, "gate_failures": entry.gate_failures,
+                           "thresholds": entry.thresholds, "metrics": entry.metrics,
+                           "index_seconds": round(entry.index_seconds, 3), "query_ms_p50": round(entry.query_ms_p50, 3),
+                           "recall_curve": entry.recall_curve, "delta": None}
+    before = {q.id: q.before for q in delta.queries} if delta else {}
+    out["queries"] = {q.id: {"metrics": q.metrics, "top": [doc for doc, _ in q.top],
+                             **({"before": before[q.id]} if q.id in before else {})} for q in entry.queries}
+    if delta is not None:
+        out["delta"] = {"gate_before": delta.gate_before,
+                        "metrics": {m.metric: {"before": m.before, "delta": round(m.delta, 6), "p": m.p}
+                                    for m in delta.metrics},
+                        "worse": len(delta.worse)}
+    return out
+
+
+def _retrieval(run: RunRecord, base: RunRecord | None) -> list[dict[str, Any]]:
+    deltas = {d.key: d for d in retriever_deltas(run, base)} if base is not None else {}
+    suites: dict[str, list[RetrieverEntry]] = {}
+    for entry in run.retrieval:
+        suites.setdefault(entry.suite, []).append(entry)
+    out = []
+    for name, entries in sorted(suites.items()):
+        entries = sorted(entries, key=lambda e: e.retriever)
+        metrics = list(dict.fromkeys(m for e in entries for m in e.metrics))
+        best = {m: max(e.metrics[m] for e in entries if m in e.metrics) for m in metrics}
+        # a query's text and judgements are the suite's: kept once, not once per retriever
+        queries: dict[str, Any] = {}
+        for entry in entries:
+            for q in entry.queries:
+                queries.setdefault(q.id, {"text": q.text, "judged": q.judged})
+        out.append({"suite": name, "metrics": metrics, "best": best, "queries": queries,
+                    "retrievers": [_retriever(e, deltas.get(e.key)) for e in entries]})
+    return out
+
+
+def _history(records: list[RunRecord], current: str) -> dict[str, Any]:
+    points = history(records)
+    return {"series": series(points),
+            "points": [{**asdict(p), "current": p.id == current} for p in points]}
+
+
+def build(run: RunRecord, base: RunRecord | None = None, earlier: list[RunRecord] | None = None) -> dict[str, Any]:
+    """The page's data. ``earlier``: the records of the history, oldest first, ending with ``run``."""
+    cases, details = _cases(run, base)
+    return {
+        "run": _about(run), "base": _about(base) if base else None,
+        "summary": {"now": _summary(run), "before": _summary(base) if base else None,
+                    "changes": _change_counts(cases) if base else None},
+        "cases": cases, "details": details, "retrieval": _retrieval(run, base),
+        "history": _history(earlier or [run], run.id),
+    }
+
+
+def _change_counts(cases: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for case in cases:
+        counts[case["change"]] = counts.get(case["change"], 0) + 1
+    return counts
