@@ -17,10 +17,11 @@ ROOT = Path(__file__).resolve().parents[1]
         ["evals.benchmarks.bench_core", "--runs", "2", "--import-repeats", "1"],
         ["evals.benchmarks.bench_harness", "--runs", "2", "--pytest-runs", "0"],
         ["evals.benchmarks.bench_memory_store", "--queries", "3", "--rss-docs", "500"],
+        ["evals.benchmarks.bench_case_selection", "--cases", "3", "--runs", "1"],
     ],
-    ids=["core", "harness", "memory-store"],
+    ids=["core", "harness", "memory-store", "case-selection"],
 )
 def test_benchmark_runs(command):
     result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "median" in result.stdout
+    assert "median" in result.stdout, result.stdout[-2000:]

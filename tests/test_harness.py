@@ -134,7 +134,7 @@ def test_recording_without_keys_or_emulator_says_how(project, monkeypatch):
          "line 3)*"),
         # 500 nested lists: an INTERNALERROR RecursionError, and no case ran
         ("id: bad\ninput: hi\nemulate: " + "[" * 500 + "]" * 500 + "\n",
-         "*broken.yaml: not valid YAML: it is nested more deeply than can be read"),
+         "*broken.yaml:3: not valid YAML: it is nested more deeply than can be read"),
         # a 709-byte alias bomb took 20 s and 3.4 GB
         ("".join(f"{a}: &{a} [" + ", ".join([f"*{p}"] * 9 if p else ["x"] * 9) + "]\n"
                  for p, a in zip([None, *"abcdefgh"], "abcdefghi")) + "id: bad\ninput: hi\n",

@@ -13,13 +13,15 @@ from machine-written snapshots):
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator,
+                      model_validator)
 
 from rag_core.evals.emulator.script import ScriptEntry
 from rag_core.evals.harness.errors import CaseFileError
@@ -57,24 +59,36 @@ class ModelSpec(_Strict):
     def _options(self) -> ModelSpec:
         """Options are checked against the adapter's own fields and types at load time, so a
         mistyped option fails before anything is recorded."""
-        import dataclasses
-        import typing
-
-        from pydantic import TypeAdapter
-
         adapter = adapter_class(self.api)
-        hints = typing.get_type_hints(adapter)
-        known = {f.name for f in dataclasses.fields(adapter) if f.init and not f.name.startswith("_")} - _HARNESS_OWNED
+        known = _adapter_options(adapter)
         for name, value in self.options.items():
             if name not in known:
                 raise ValueError(f"options.{name}: {adapter.__name__} has no option {name!r} "
                                  f"(it has: {', '.join(sorted(known))})")
             try:
-                TypeAdapter(hints[name]).validate_python(value, strict=True)
+                _option_validator(adapter, name).validate_python(value, strict=True)
             except ValidationError as exc:
                 raise ValueError(f"options.{name}: {value!r} is not a valid {name} for {adapter.__name__} "
                                  f"({exc.errors()[0]['msg']})") from None
         return self
+
+
+@functools.cache
+def _adapter_options(adapter: type) -> dict[str, Any]:
+    """The options a case may set on ``adapter``, with their types: worked out once per adapter
+    (its annotations are strings, evaluated anew by every get_type_hints call, which cost about
+    a millisecond per case file)."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(adapter)
+    return {f.name: hints[f.name] for f in dataclasses.fields(adapter)
+            if f.init and not f.name.startswith("_") and f.name not in _HARNESS_OWNED}
+
+
+@functools.cache
+def _option_validator(adapter: type, name: str) -> TypeAdapter[Any]:
+    return TypeAdapter(_adapter_options(adapter)[name])
 
 
 class KnowledgeSpec(_Strict):

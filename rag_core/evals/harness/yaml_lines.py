@@ -34,12 +34,10 @@ def _expanded_size(root: yaml.Node) -> int:
     """How many nodes the document has once every alias is written out, counted without writing
     them out (each node's size once, in post-order, without recursion)."""
     sizes: dict[int, int] = {}
-    stack: list[tuple[yaml.Node, bool, int]] = [(root, False, 1)]
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     on_path: set[int] = set()
     while stack:
-        node, done, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise BoundsError(NESTED_TOO_DEEPLY, node.start_mark)
+        node, done = stack.pop()
         if id(node) in sizes:
             continue
         children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else (
@@ -51,9 +49,30 @@ def _expanded_size(root: yaml.Node) -> int:
         if id(node) in on_path:  # a recursive alias: infinite once written out
             raise BoundsError("an alias refers to a node that contains it", node.start_mark)
         on_path.add(id(node))
-        stack.append((node, True, depth))
-        stack += [(c, False, depth + 1) for c in children if id(c) not in sizes]
+        stack.append((node, True))
+        stack += [(c, False) for c in children if id(c) not in sizes]
     return sizes[id(root)]
+
+
+def _has_aliases(root: yaml.Node) -> bool:
+    """Whether a node is reached twice (an alias), checking the depth bound on the way: one cheap
+    walk, so the expanded size is worked out only for the rare document with aliases."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    shared = False
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BoundsError(NESTED_TOO_DEEPLY, node.start_mark)
+        if id(node) in seen:
+            shared = True
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack += [(child, depth + 1) for pair in node.value for child in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(child, depth + 1) for child in node.value]
+    return shared
 
 
 def _document(loader: Any) -> Any:
@@ -61,7 +80,7 @@ def _document(loader: Any) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        if _expanded_size(node) > MAX_NODES:
+        if _has_aliases(node) and _expanded_size(node) > MAX_NODES:
             raise BoundsError(f"its aliases expand to more than {MAX_NODES:,} nodes (a YAML alias bomb?)",
                               node.start_mark)
         return loader.construct_document(node)
@@ -76,7 +95,7 @@ def load_bounded(text: str) -> Any:
     return _document(_FAST(text))
 
 
-class _LineLoader(yaml.SafeLoader):
+class _LineLoader(_FAST):  # the C parser where installed: its nodes carry their lines too
     pass
 
 
