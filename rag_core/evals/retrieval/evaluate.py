@@ -36,6 +36,7 @@ class RetrieverResult:
     empty_documents: int = 0  # documents with no text: not indexed, still relevant where judged so
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)  # the judgements it was scored on
     background_threads: int = 0  # threads running other retrievers in its process while it was timed
+    notes: list[str] = field(default_factory=list)  # worth a warning in its test (a stale cassette), not a failure
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -137,11 +138,32 @@ def _load(store: Any, documents: list[Document], suite: SuiteSpec, dataset: Data
     return time.perf_counter() - started
 
 
+@dataclass
+class Rankings:
+    """What a retriever returned for a suite's queries (ids, best first), and what it cost."""
+
+    by_query: dict[str, list[str]]
+    query_ms: list[float] = field(default_factory=list)  # one per query, in the order asked
+    index_seconds: float = 0.0
+    empty_documents: int = 0  # documents with no text: not indexed, still relevant where judged so
+
+
+def indexable(dataset: Dataset) -> list[Document]:
+    """The corpus as the stores index it. Real corpora hold documents with no text (BEIR: empty
+    title and text), sometimes judged relevant: no store can index them, so they stay out and
+    count as relevant-but-unretrievable."""
+    return [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items() if text.strip()]
+
+
 def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, embedder: Any,
                   pg_url: Callable[[], str], shared: SharedTables | None = None) -> RetrieverResult:
-    # real corpora hold documents with no text (BEIR: empty title and text), sometimes judged
-    # relevant: no store can index them, so they stay out and count as relevant-but-unretrievable
-    documents = [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items() if text.strip()]
+    """A built-in store's result."""
+    return score(suite, retriever.name, dataset, rank_built_in(suite, retriever, dataset, embedder, pg_url, shared))
+
+
+def rank_built_in(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, embedder: Any,
+                  pg_url: Callable[[], str], shared: SharedTables | None = None) -> Rankings:
+    documents = indexable(dataset)
     sharing = shared if retriever.store == "pgvector" else None  # only PgVector tables are shared
     if sharing is None:
         store = build_store(retriever, embedder, len(documents), pg_url)
@@ -174,19 +196,52 @@ def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         import shutil
 
         shutil.rmtree(store.uri, ignore_errors=True)
-    run = {q: run_from_ranking(r) for q, r in rankings.items()}
-    timings.sort()
+    return Rankings(rankings, timings, index_seconds, len(dataset.corpus) - len(documents))
+
+
+def rank_target(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, context: Any) -> Rankings:
+    """A retriever target's rankings: its factory called, the corpus indexed, every query searched."""
+    from rag_core.evals.retrieval.target import CorpusRecord, load_target
+
+    where = f"suite {suite.name}, retriever {retriever.name}"
+    started = time.perf_counter()
+    target = load_target(str(retriever.target), retriever.id_field, retriever.settings, where, context)
+    documents = indexable(dataset)
+    target.load_corpus([CorpusRecord(d.id, d.content) for d in documents])  # type: ignore[arg-type]
+    index_seconds = time.perf_counter() - started
+    rankings: dict[str, list[str]] = {}
+    timings = []
+    for query_id, text in dataset.queries.items():
+        started = time.perf_counter()
+        rankings[query_id] = target.ranking(query_id, text, suite.depth)
+        timings.append((time.perf_counter() - started) * 1000)
+    return Rankings(rankings, timings, index_seconds, len(dataset.corpus) - len(documents))
+
+
+def rank_run_file(suite: SuiteSpec, retriever: RetrieverSpec, root: Path) -> Rankings:
+    """A run file's rankings, each cut at the suite's depth as every retriever's is."""
+    from rag_core.evals.retrieval.run_files import read_run
+
+    rankings = read_run(root / str(retriever.run))
+    return Rankings({query: ranking[: suite.depth] for query, ranking in rankings.items()})
+
+
+def score(suite: SuiteSpec, name: str, dataset: Dataset, ranked: Rankings) -> RetrieverResult:
+    """The suite's metrics of these rankings: each scored in its own order, whatever its scores."""
+    run = {q: run_from_ranking(r) for q, r in ranked.by_query.items()}
+    timings = sorted(ranked.query_ms) or [0.0]
     ordered = ranked_runs(dataset.qrels, run)
     return RetrieverResult(
         suite=suite.name,
-        retriever=retriever.name,
+        retriever=name,
         metrics=evaluate(suite.metrics, dataset.qrels, run, ordered),
         per_query={m: per_query(m, dataset.qrels, run, ordered) for m in suite.metrics},
         recall_curve=recall_curve(dataset.qrels, run, suite.depth, ordered),
-        index_seconds=index_seconds,
+        index_seconds=ranked.index_seconds,
         query_ms_p50=statistics.median(timings),
         query_ms_p95=timings[int(0.95 * (len(timings) - 1))],
-        rankings=rankings,
-        empty_documents=len(dataset.corpus) - len(documents),
+        # only judged queries: a run file may rank others, which nothing scores
+        rankings={q: r for q, r in ranked.by_query.items() if q in dataset.qrels},
+        empty_documents=ranked.empty_documents,
         qrels={q: dict(rel) for q, rel in dataset.qrels.items()},
     )

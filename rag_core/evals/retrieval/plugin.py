@@ -144,6 +144,8 @@ class RetrievalRunner:
         self._loading = threading.Lock()  # ``datasets``, ``embedders``, ``shared``: read once per suite
         self._pool: ThreadPoolExecutor | None = None
         self.threads = 0  # background threads running retrievers in this session
+        # the node id of the retrieval test function, less its parameter: set by the first check
+        self.test_function = "evals/test_retrieval.py::test_retrieval"
 
     def _pg_url(self) -> str:
         from rag_core.evals.postgres import NoPostgres, postgres_url, required
@@ -188,19 +190,66 @@ class RetrievalRunner:
         if not self._claim(future):
             return
         try:
+            from rag_core.evals.retrieval.retrievers import skip_unless_runnable
+
+            # what needs a framework (requires:) or --live (live: true) is skipped before any work
+            skip_unless_runnable(suite, spec, self.replay_settings(), self.selector(suite.name, spec.name))
             with self._loading:  # a suite's dataset and embedding cache are read once, whichever thread asks first
                 if suite.name not in self.datasets:
                     self.datasets[suite.name] = load_dataset(suite, self.root)
                 if suite.embedder and suite.name not in self.embedders:
                     self.embedders[suite.name] = build_embedder(suite.embedder, self.root, embedding_mode(self.config))
                 shared = self.shared.setdefault(suite.name, SharedTables())
-            result = run_retriever(suite, spec, self.datasets[suite.name], self.embedders.get(suite.name),
-                                   self._pg_url, shared)
+            if spec.kind == "builtin" and spec.runs_in_background:
+                result = run_retriever(suite, spec, self.datasets[suite.name], self.embedders.get(suite.name),
+                                       self._pg_url, shared)
+            else:
+                result = self._in_test_thread(suite, spec, shared, run_retriever)
             result.background_threads = self.threads
         except BaseException as exc:  # pytest's skip and fail too: they reach every test that waits for it
             future.set_exception(exc)
         else:
             future.set_result(result)
+
+    def _in_test_thread(self, suite: SuiteSpec, spec: Any, shared: Any, run_retriever: Any) -> RetrieverResult:
+        """A retriever that runs where its test runs (retrievers.py): a run file; a target or a
+        reranking store, recorded or replayed; an in-memory store, behind the network guard
+        (unless the session records embeddings)."""
+        from rag_core.evals.retrieval import retrievers
+
+        dataset, embedder = self.datasets[suite.name], self.embedders.get(suite.name)
+        if spec.kind == "run":
+            return retrievers.run_file_result(suite, spec, dataset, self.root)
+        if spec.records_traffic:
+            return retrievers.recorded_result(suite, spec, dataset, embedder, self._pg_url, shared, self.root,
+                                              self.replay_settings(), self.selector(suite.name, spec.name))
+        if embedding_mode(self.config) == "record":
+            return run_retriever(suite, spec, dataset, embedder, self._pg_url, shared)
+        return retrievers.guarded_built_in(suite, spec, dataset, embedder, self._pg_url, shared, run_retriever)
+
+    def replay_settings(self) -> Any:
+        """The session's recording options (recording.ReplaySettings), as golden cases read them."""
+        from rag_core.evals.retrieval.recording import FOLDER, ReplaySettings
+
+        config = self.config
+        try:
+            cassettes = config.getini("rag_core_cassettes")
+        except (ValueError, AttributeError):  # the golden plugin is disabled: its default folder
+            cassettes = "cassettes"
+        strict = config.getoption("strict_cassettes", None)
+        return ReplaySettings(
+            cassettes=self.root / cassettes / FOLDER,
+            record_mode=config.getoption("record_mode", None) or "none",
+            emulator=bool(config.getoption("emulator", False)),
+            block_network=bool(config.getoption("block_network", False)),
+            strict=bool(os.environ.get("CI")) if strict is None else bool(strict),
+            live=bool(config.getoption("live", False)),
+        )
+
+    def selector(self, suite: str, retriever: str) -> str:
+        """The node id of the test that runs this retriever (a sweep point: its sweep's), for commands."""
+        swept, point, _ = retriever.partition("[")
+        return f"{self.test_function}[{suite}/{f'sweep:{swept}' if point else retriever}]"
 
     def close(self) -> None:
         """Cancel what has not started, wait for what has, then drop the tables the suites' retrievers shared."""
@@ -246,7 +295,7 @@ def _external_retrievers(items: list[pytest.Item]) -> list[tuple[SuiteSpec, Any]
         else:
             specs = [suite.retriever(name) for name in (target.group or [target.retriever])]
         for spec in specs:
-            if spec.store != "memory":
+            if spec.runs_in_background:
                 wanted.setdefault((suite.name, spec.name), (suite, spec))
     return list(wanted.values())
 
@@ -269,10 +318,14 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
         from rag_core.evals.retrieval.datasets import DatasetError
         from rag_core.evals.retrieval.evaluate import DatasetUnavailable
         from rag_core.evals.retrieval.gate import BaselineError
+        from rag_core.evals.retrieval.recording import RecordingError
+        from rag_core.evals.retrieval.run_files import RunFileError
+        from rag_core.evals.retrieval.target import RetrieverTargetError
 
         if target.error:
             pytest.fail(target.error, pytrace=False)
         assert target.suite is not None
+        retrieval_runner.test_function = request.node.nodeid.partition("[")[0]
         failure = None
         try:
             if target.sweep is not None:
@@ -283,7 +336,7 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
                 _check_retriever(retrieval_runner, target, request)
         except DatasetUnavailable as exc:
             pytest.skip(str(exc))
-        except (DatasetError, BaselineError) as exc:
+        except (DatasetError, BaselineError, RetrieverTargetError, RecordingError, RunFileError) as exc:
             failure = str(exc)
         except EmbeddingCacheMiss as exc:
             suite_file = shown(target.suite.source) if target.suite.source else target.suite.name
@@ -302,6 +355,8 @@ def _check_retriever(runner: RetrievalRunner, target: Target, request: pytest.Fi
     suite = target.suite
     assert suite is not None and target.retriever is not None
     result = runner.result(suite, target.retriever)
+    for note in result.notes:  # a stale cassette whose rankings still came out the same (recording.py)
+        request.node.warn(pytest.PytestWarning(note))
     path = gate.baseline_file(suite, runner.root, target.retriever)
     update = runner.config.getoption("update_baselines") and path is not None
     try:

@@ -8,6 +8,8 @@
     retrievers:
       - {name: dense, store: memory, search_type: vector}
       - {name: hybrid, store: memory, search_type: hybrid, hybrid_rrf_k: 60, candidate_depth: 300}
+      - {name: mine, target: "my_project.search:retriever", settings: {k1: 1.2}}   # any retriever (target.py)
+      - {name: theirs, run: fixtures/retrieval/runs/theirs.trec}                  # an external run (run_files.py)
     thresholds: {dense: {ndcg@10: 0.643}}                       # retriever -> metric -> minimum
     identical: [[dense, dense_pgvector]]                        # exact search: same numbers on every store
     baseline: fixtures/retrieval/baselines/scifact              # one JSON per retriever
@@ -52,10 +54,20 @@ class EmbedderSpec(_Strict):
     cache: str  # folder of the EmbeddingCache, relative to the project root
 
 
+# the fields that mean something for one kind of retriever only
+BUILT_IN_ONLY = ("store", "hybrid_rrf_k", "exact", "reranker", "candidate_depth", "bm25_k1", "bm25_b")
+TARGET_ONLY = ("settings", "id_field", "live")
+KIND_NAMES = {"builtin": "built-in store (search_type:)", "target": "retriever target (target:)",
+              "run": "run file (run:)"}
+
+
 class RetrieverSpec(_Strict):
+    """One retriever of a suite: a built-in store (``search_type:``), a retriever target
+    (``target:``, any program's retriever), or the rankings of a run file (``run:``)."""
+
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     store: Literal["memory", "chroma", "lancedb", "pgvector"] = "memory"
-    search_type: Literal["vector", "keyword", "hybrid"]
+    search_type: Literal["vector", "keyword", "hybrid"] | None = None
     hybrid_rrf_k: int = Field(60, ge=1)
     exact: bool = True  # pgvector: no HNSW index; chroma: HNSW searched exhaustively
     reranker: str | None = None  # "package.module:factory" returning a Reranker
@@ -65,6 +77,57 @@ class RetrieverSpec(_Strict):
     # BM25's parameters (memory and pgvector stores; default k1=1.5, b=0.75)
     bm25_k1: float | None = Field(None, gt=0)
     bm25_b: float | None = Field(None, ge=0, le=1)
+    # "package.module:factory" returning the retriever (see target.py)
+    target: str | None = Field(None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    # keyword arguments of every search() call of a target: what a sweep varies
+    settings: dict[str, Any] = Field(default_factory=dict)
+    # where the id is in each document a target's search returns ("id", "metadata.doc_id");
+    # without it, search returns the ids themselves
+    id_field: str | None = Field(None, pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+    # the target queries a service on this machine (a database) that CI cannot replay: it runs
+    # only under --live and is skipped (naming why) otherwise
+    live: bool = False
+    # modules or requirements the retriever needs (as a golden case's requires:): skipped without
+    requires: list[str] = Field(default_factory=list)
+    # a TREC run file (qid Q0 docid rank score tag) or BEIR/ir_datasets result JSON ({qid: {docid: score}}),
+    # relative to the project root
+    run: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> RetrieverSpec:
+        given = [key for key in ("search_type", "target", "run") if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise ValueError(f"retriever {self.name}: give exactly one of search_type (a built-in store), target "
+                             f"(\"package.module:factory\") or run (a run file)"
+                             + (f"; it gives {' and '.join(given)}" if given else ""))
+        misplaced = sorted(self.model_fields_set & set(BUILT_IN_ONLY)) if self.kind != "builtin" else []
+        misplaced += sorted(self.model_fields_set & set(TARGET_ONLY)) if self.kind != "target" else []
+        if misplaced:
+            raise ValueError(f"retriever {self.name}: {', '.join(misplaced)} do(es) not apply to a "
+                             f"{KIND_NAMES[self.kind]}")
+        return self
+
+    @property
+    def kind(self) -> Literal["builtin", "target", "run"]:
+        return "target" if self.target is not None else "run" if self.run is not None else "builtin"
+
+    @property
+    def records_traffic(self) -> bool:
+        """Whether its provider traffic goes through a cassette: a target's (embeddings, a hosted
+        reranker, any HTTP), and a built-in store's reranker's. A built-in store's embeddings
+        come from the suite's embedding cache instead."""
+        return self.kind == "target" or (self.kind == "builtin" and self.reranker is not None)
+
+    @property
+    def runs_in_background(self) -> bool:
+        """Whether it may run in a background thread (plugin.py): a built-in store outside this
+        process's memory that calls no provider. What records or replays traffic runs in its
+        test's thread: vcrpy's patches and the network guard's scopes are the process's."""
+        return self.kind == "builtin" and self.store != "memory" and not self.records_traffic
+
+    def setting(self, name: str) -> Any:
+        """A setting's value as a sweep reads it: a target's query-time setting, else the field."""
+        return self.settings.get(name) if self.kind == "target" else getattr(self, name)
 
     @model_validator(mode="after")
     def _bm25_settings_where_bm25_runs(self) -> RetrieverSpec:
@@ -75,7 +138,8 @@ class RetrieverSpec(_Strict):
         return self
 
 
-# the settings a sweep may vary: everything about a retriever except what it is
+# the settings a sweep may vary on a built-in store: everything about it except what it is (a
+# target's sweep varies its query-time settings, whatever their names)
 SWEEPABLE = ("hybrid_rrf_k", "candidate_depth", "bm25_k1", "bm25_b", "exact", "reranker")
 
 
@@ -90,8 +154,6 @@ class SweepSpec(_Strict):
     @classmethod
     def _grid(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
         for setting, values in value.items():
-            if setting not in SWEEPABLE:
-                raise ValueError(f"{setting!r} cannot be swept; sweepable settings: {', '.join(SWEEPABLE)}")
             if not values or len(set(map(repr, values))) != len(values):
                 raise ValueError(f"{setting}: give a list of distinct values")
         return value
@@ -154,13 +216,22 @@ class SuiteSpec(_Strict):
         for number, sweep in enumerate(self.sweep):
             if sweep.retriever not in names:
                 raise ValueError(f"sweep {number}: no retriever named {sweep.retriever!r}")
+            swept = self.retriever(sweep.retriever)
+            if swept.kind == "run":
+                raise ValueError(f"sweep {number}: {swept.name} is a run file: its rankings have no settings to vary")
+            for setting in sweep.grid:
+                if swept.kind == "builtin" and setting not in SWEEPABLE:
+                    raise ValueError(f"sweep {number}: {setting!r} cannot be swept; sweepable settings: "
+                                     f"{', '.join(SWEEPABLE)}")
+                if swept.kind == "target" and not setting.isidentifier():
+                    raise ValueError(f"sweep {number}: {setting!r} is not a keyword argument name")
             if sweep.keep_best is not None and sweep.keep_best not in self.metrics:
                 raise ValueError(f"sweep {number}: keep_best {sweep.keep_best!r} is not in metrics")
             for variant in self.variants(sweep):  # every grid point must be a valid retriever
                 if variant.candidate_depth is not None and variant.candidate_depth < self.depth:
                     raise ValueError(f"sweep {number}: candidate_depth {variant.candidate_depth} is below the "
                                      f"suite's depth {self.depth}")
-        needs_vectors = any(r.search_type != "keyword" for r in self.retrievers)
+        needs_vectors = any(r.search_type in ("vector", "hybrid") for r in self.retrievers)
         if needs_vectors and self.embedder is None:
             raise ValueError("vector and hybrid retrievers need an embedder")
         return self
@@ -177,7 +248,12 @@ class SuiteSpec(_Strict):
         variants = []
         for values in itertools.product(*(sweep.grid[s] for s in settings)):
             label = ",".join(f"{s}={v}" for s, v in zip(settings, values))
-            data = base.model_dump() | dict(zip(settings, values))
+            point = dict(zip(settings, values))
+            data = base.model_dump(exclude_unset=True)
+            if base.kind == "target":  # a target's settings are keyword arguments of its search()
+                data["settings"] = base.settings | point
+            else:
+                data |= point
             try:
                 variant = RetrieverSpec.model_validate(data)
             except ValidationError as exc:

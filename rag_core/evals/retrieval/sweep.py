@@ -15,11 +15,11 @@ def summarize(suite: SuiteSpec, sweep: SweepSpec, pinned: RetrieverResult,
     """Every grid point's metrics, the pinned setting's, and the best point per metric (ties: the
     first in grid order, so the choice does not depend on the order results arrived in)."""
     base = suite.retriever(sweep.retriever)
-    rows = [{"retriever": r.retriever, "settings": {s: getattr(v, s) for s in sweep.grid}, "metrics": r.metrics}
+    rows = [{"retriever": r.retriever, "settings": {s: v.setting(s) for s in sweep.grid}, "metrics": r.metrics}
             for r, v in zip(points, suite.variants(sweep))]
     best = {m: max(rows, key=lambda row: row["metrics"][m])["retriever"] for m in suite.metrics}  # max keeps the first
     return {"suite": suite.name, "retriever": sweep.retriever, "keep_best": sweep.keep_best,
-            "pinned": {"settings": {s: getattr(base, s) for s in sweep.grid}, "metrics": pinned.metrics},
+            "pinned": {"settings": {s: base.setting(s) for s in sweep.grid}, "metrics": pinned.metrics},
             "points": rows, "best": best}
 
 

@@ -1,0 +1,19 @@
+"""BM25 from another library (rank_bm25's ``BM25Okapi``): the minimal retriever target, shown
+in docs/retrievers.md. It makes no provider call, so its recording is its rankings alone."""
+
+from rank_bm25 import BM25Okapi
+
+
+class BM25:
+    def index(self, documents):
+        self.ids = [document.id for document in documents]
+        self.bm25 = BM25Okapi([document.text.lower().split() for document in documents])
+
+    def search(self, query, k):
+        scores = self.bm25.get_scores(query.lower().split())
+        best = sorted(range(len(self.ids)), key=lambda i: -scores[i])[:k]
+        return [self.ids[i] for i in best]
+
+
+def retriever():
+    return BM25()

@@ -1,0 +1,299 @@
+"""Recorded retrievers: a target's (or a built-in store's reranker's) provider traffic in a
+cassette, its rankings beside it, replayed in CI with no key and no network.
+
+Each such retriever has two files under ``<rag_core_cassettes>/retrieval/<suite>/``:
+
+    <retriever>.yaml            the provider traffic (embeddings, a hosted reranker, any HTTP the
+                                harness intercepts), as golden cases' cassettes hold theirs
+    <retriever>.rankings.json   the rankings the recording produced
+
+It runs as a golden case's subject runs, with the harness's own pieces: in the case environment
+(``provider_environment``), behind the network guard (``network_blocked``; off only while
+recording live), inside ``CaseRecorder`` (replay; record live; or, with ``--emulator``, record
+with a ``ScriptedProvider`` answering embeddings and reranking in-process). A plain run replays:
+a request the cassette does not hold fails naming it and the command that records it again, and
+so do rankings other than the recorded ones (stale: the first query that differs), since the
+numbers of a replay are only worth what its rankings are. A recording is kept only when the whole
+run succeeded: the rankings are staged, then the cassette and the rankings are committed together.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shlex
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from rag_core.evals.harness.paths import shown
+
+FOLDER = "retrieval"  # inside the project's cassettes folder (rag_core_cassettes)
+
+
+class RecordingError(ValueError):
+    """A retriever's recording is missing, stale, or could not be made; the message says which
+    file, and the command that fixes it."""
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """The session's recording options, as golden cases read them."""
+
+    cassettes: Path  # <rag_core_cassettes>/retrieval
+    record_mode: str = "none"
+    emulator: bool = False  # --emulator: recordings are answered by the in-process emulator
+    block_network: bool = False  # --block-network: the guard stays on while recording live too
+    strict: bool = False  # --strict-cassettes (default under CI): requests that changed fail, not only rankings
+    live: bool = False  # --live: retrievers marked live: true run (against their service)
+
+
+@dataclass(frozen=True)
+class RecordingFiles:
+    cassette: Path
+    rankings: Path
+
+    @classmethod
+    def of(cls, settings: ReplaySettings, suite: str, retriever: str) -> RecordingFiles:
+        folder = settings.cassettes / suite
+        stem = file_stem(retriever)
+        return cls(folder / f"{stem}.yaml", folder / f"{stem}.rankings.json")
+
+
+def file_stem(retriever: str) -> str:
+    """A retriever's name as a file name: a sweep point ``bm25[k1=1.2,b=0.75]`` becomes
+    ``bm25@k1=1.2,b=0.75``; characters a file system may refuse become ``_``."""
+    name = retriever.replace("[", "@").removesuffix("]")
+    return re.sub(r"[^A-Za-z0-9_.,=@+-]", "_", name)
+
+
+@dataclass
+class RecordedRankings:
+    """What ``<retriever>.rankings.json`` holds."""
+
+    suite: str
+    retriever: str
+    depth: int
+    emulated: bool  # recorded against the emulator (a command recording it again says --emulator)
+    rankings: dict[str, list[str]]
+
+    def text(self) -> str:
+        """JSON with one line per query: a re-recording's diff shows the queries that changed."""
+        head = {"suite": self.suite, "retriever": self.retriever, "depth": self.depth,
+                "recorded_with": _EMULATED if self.emulated else _LIVE}
+        lines = [f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}," for key, value in head.items()]
+        queries = [f"  {json.dumps(query, ensure_ascii=False)}: {json.dumps(ids, ensure_ascii=False)}"
+                   for query, ids in self.rankings.items()]
+        return "{\n" + "\n".join(lines) + '\n "rankings": {\n' + ",\n".join(queries) + "\n }\n}\n"
+
+
+# what the cassettes' recorded_with.target says (recorder.EMULATOR_TARGET), here without importing vcrpy
+_EMULATED, _LIVE = "rag-core provider emulator", "live provider API"
+
+
+def read_rankings(path: Path) -> RecordedRankings:
+    hint = "record it again (the command is in the message of the retriever's test when it is missing)"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise RecordingError(f"{shown(path)}: not a rankings file ({exc}); delete it and {hint}") from None
+    rankings = data.get("rankings") if isinstance(data, dict) else None
+    if not (isinstance(rankings, dict) and all(isinstance(r, list) and all(isinstance(d, str) for d in r)
+                                               for r in rankings.values())
+            and isinstance(data.get("suite"), str) and isinstance(data.get("retriever"), str)
+            and isinstance(data.get("depth"), int)):
+        raise RecordingError(f"{shown(path)}: not a rankings file (suite, retriever, depth and rankings: query -> "
+                             f"document ids); delete it and {hint}")
+    return RecordedRankings(data["suite"], data["retriever"], data["depth"], data.get("recorded_with") == _EMULATED,
+                            rankings)
+
+
+def command(selector: str, *options: str) -> str:
+    return " ".join(["pytest", shlex.quote(selector), *options])
+
+
+def _record_hint(selector: str, emulated: bool | None, again: bool) -> str:
+    mode = "--record-mode=rewrite" if again else "--record-mode=once"
+    if emulated is None:  # never recorded: either way may be meant
+        return (f"{command(selector, mode, '--emulator')} (against the built-in emulator; without --emulator, "
+                "against the live API, with the provider's key set)")
+    return command(selector, mode, *(["--emulator"] if emulated else []))
+
+
+@functools.cache
+def sdk_versions() -> str:
+    """The provider SDKs installed, for the cassette's ``recorded_with``, as a golden target case
+    records them (read once per process)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from rag_core.providers import PROVIDERS
+
+    found = []
+    for package in dict.fromkeys(package for provider in PROVIDERS for package in provider.sdk_packages):
+        try:
+            found.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            pass
+    return ", ".join(found)
+
+
+def _in_chain(exc: BaseException | None, wanted: type) -> BaseException | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, wanted):
+            return exc
+        exc = getattr(exc, "cause", None) or exc.__cause__ or exc.__context__
+    return None
+
+
+def first_difference(recorded: dict[str, list[str]], now: dict[str, list[str]]) -> str | None:
+    """The first query (in the recording's order, then the new ones) whose ranking differs, said
+    with the first rank that differs; None when every ranking is the recorded one."""
+    for query in [*recorded, *(q for q in now if q not in recorded)]:
+        before, after = recorded.get(query), now.get(query)
+        if before == after:
+            continue
+        if before is None or after is None:
+            return f"query {query} is {'new' if before is None else 'no longer ranked'}"
+        rank = next((i for i, (b, a) in enumerate(zip(before, after)) if b != a), min(len(before), len(after)))
+        return (f"query {query} ranks differently from rank {rank + 1} on: recorded {_listed(before[rank:])}, now "
+                f"{_listed(after[rank:])}")
+    return None
+
+
+def _listed(ids: list[str]) -> str:
+    return "[" + ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "") + "]" if ids else "nothing more"
+
+
+def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySettings, selector: str,
+                 run: Callable[[bool], Any]) -> tuple[Any, list[str]]:
+    """``run(emulated)`` (which returns the retriever's ``Rankings``) recorded or replayed; with
+    notes worth a warning. RecordingError when the recording is missing, stale or cannot be made;
+    what ``run`` raises (a RetrieverTargetError) otherwise."""
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    from rag_core.evals.atomic import write_checked
+    from rag_core.evals.credentials import CredentialError
+    from rag_core.evals.emulator.provider import ScriptedProvider
+    from rag_core.evals.harness.checks.replay import blocked_message
+    from rag_core.evals.harness.errors import HarnessError
+    from rag_core.evals.harness.network import network_blocked
+    from rag_core.evals.harness.provider_env import provider_environment
+    from rag_core.evals.harness.recorder import CaseRecorder
+
+    where = f"suite {suite}, retriever {retriever}"
+    files = RecordingFiles.of(settings, suite, retriever)
+    recorded = read_rankings(files.rankings) if files.rankings.exists() else None
+    if recorded is not None and (recorded.suite, recorded.retriever) != (suite, retriever):
+        raise RecordingError(f"{where}: {shown(files.rankings)} holds the rankings of suite {recorded.suite}, "
+                             f"retriever {recorded.retriever}; record this one: "
+                             f"{_record_hint(selector, None, again=True)}")
+    mode = settings.record_mode
+    recording = mode in ("new_episodes", "all", "rewrite") or (mode == "once" and recorded is None)
+    if not recording and recorded is None:
+        raise RecordingError(f"{where}: not recorded yet (no {shown(files.rankings)}); its provider traffic and "
+                             f"rankings are recorded once, then replayed. Record it: "
+                             f"{_record_hint(selector, None, again=False)}")
+    if not recording and not files.cassette.exists():  # kept even when empty: it says what it was recorded with
+        raise RecordingError(f"{where}: its rankings are recorded, but its cassette {shown(files.cassette)} is "
+                             f"missing. Record it again: {_record_hint(selector, None, again=True)}")
+    emulator = ScriptedProvider([], seed=f"{suite}/{retriever}") if recording and settings.emulator else None
+    live_recording = recording and emulator is None
+    emulated = emulator is not None or (not recording and recorded is not None and recorded.emulated)
+    if recording:
+        files.cassette.parent.mkdir(parents=True, exist_ok=True)
+    recorder = CaseRecorder(files.cassette, mode if recording else "none")
+    guard = network_blocked(f"retrieval {suite}/{retriever}") if settings.block_network or not live_recording \
+        else nullcontext([])
+    error: BaseException | None = None
+    ranked = None
+    try:
+        with guard as blocked, provider_environment():
+            with recorder.use(sdk_versions(), emulator) as replay:
+                try:
+                    ranked = run(emulated)
+                except Exception as exc:  # noqa: BLE001 (judged below, once vcrpy has let go)
+                    error = exc
+            attempts = list(blocked)
+    except HarnessError as exc:  # the cassette could not be read or written
+        raise RecordingError(f"{where}: {exc}") from None
+    try:
+        if attempts:
+            raise RecordingError(f"{where}: {blocked_message(attempts)}"
+                                 + ("; nothing was recorded" if recording else ""))
+        missing = _in_chain(error, CannotOverwriteExistingCassetteException)
+        if missing is not None:
+            request = getattr(missing, "failed_request", None)
+            what = f"{request.method} {request.path}" if request is not None else "a request"
+            raise RecordingError(
+                f"{where}: sent {what} (request #{len(replay.pairs) + 1}), which {shown(files.cassette)} does not "
+                f"hold: it makes more or other provider calls than when it was recorded. Record it again: "
+                f"{_record_hint(selector, emulated, again=True)}")
+        if error is not None:
+            raise error
+        assert ranked is not None
+        if recording:
+            failed = [f"{method} {path} answered HTTP {status}" for method, path, status in replay.recorded
+                      if status >= 400]
+            if failed:
+                raise RecordingError(f"{where}: recording failed, nothing was written: the provider answered with "
+                                     f"an error status ({'; '.join(failed[:3])})")
+            staged = files.rankings.with_name(f".{files.rankings.name}.staged")
+            try:
+                write_checked(staged, RecordedRankings(suite, retriever, depth, emulated, ranked.by_query).text())
+            except (CredentialError, OSError) as exc:
+                raise RecordingError(f"{where}: recording failed, nothing was written: {exc}") from None
+            recorder.commit()
+            os.replace(staged, files.rankings)
+            return ranked, []
+    except BaseException:
+        recorder.discard()
+        raise
+    assert recorded is not None
+    stale = first_difference(recorded.rankings, ranked.by_query)
+    if stale is not None:
+        if recorded.depth != depth:
+            stale += f" (recorded at depth {recorded.depth}; the suite's depth is {depth} now)"
+        raise RecordingError(f"{where}: stale recording: {stale} ({shown(files.rankings)}). If the change is "
+                             f"intended, record it again: {_record_hint(selector, emulated, again=True)}")
+    notes = _changed_requests(where, replay, files, selector, emulated)
+    if notes and settings.strict:
+        raise RecordingError(notes[0])
+    return ranked, notes
+
+
+def _changed_requests(where: str, replay: Any, files: RecordingFiles, selector: str, emulated: bool) -> list[str]:
+    """A replay whose requests differ from the recorded ones (or leave some unused) ranked from
+    answers to other questions: worth saying even when its rankings came out the same."""
+    changed = [number for number, pair in enumerate(replay.pairs, start=1) if pair.sent != pair.recorded]
+    problems = []
+    if changed:
+        pair = replay.pairs[changed[0] - 1]
+        problems.append(f"request #{changed[0]} ({pair.path}) differs from the recorded one"
+                        + (f", and {len(changed) - 1} more" if len(changed) > 1 else ""))
+    if replay.unused:
+        problems.append(f"{replay.unused} recorded interaction(s) were not used")
+    if not problems:
+        return []
+    return [f"{where}: stale cassette {shown(files.cassette)}: {'; '.join(problems)}. Record it again: "
+            f"{_record_hint(selector, emulated, again=True)}"]
+
+
+def run_live(suite: str, retriever: str, settings: ReplaySettings, run: Callable[[bool], Any]) -> Any:
+    """A ``live: true`` retriever under --live: against its service, keeping nothing (as golden
+    cases run under --live), in the case environment; behind the guard with --block-network."""
+    from rag_core.evals.harness.checks.replay import blocked_message
+    from rag_core.evals.harness.network import network_blocked
+    from rag_core.evals.harness.provider_env import provider_environment
+
+    guard = network_blocked(f"retrieval {suite}/{retriever}") if settings.block_network else nullcontext([])
+    with guard as blocked, provider_environment():
+        ranked = run(False)
+        attempts = list(blocked)
+    if attempts:
+        raise RecordingError(f"suite {suite}, retriever {retriever}: {blocked_message(attempts)}")
+    return ranked
