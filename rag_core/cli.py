@@ -77,9 +77,14 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"rag-core emulator on {url} ({script})")
     print(f"  OPENAI_BASE_URL={url}/v1  CO_API_URL={url}  GOOGLE_GEMINI_BASE_URL={url}")
     print("Stop with Ctrl-C.", flush=True)
-    stopped = threading.Event()
+    return _serve_until_stopped(server)
+
+
+def _serve_until_stopped(server: Any) -> int:
+    """Serve until Ctrl-C or SIGTERM, then close the server."""
     import signal
 
+    stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     try:
         stopped.wait()
@@ -164,7 +169,6 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    import signal
     import webbrowser
 
     from rag_core.evals.report.serve import ReportServer
@@ -178,15 +182,7 @@ def _view(args: argparse.Namespace) -> int:
     print("Stop with Ctrl-C.", flush=True)
     if not args.no_browser:
         webbrowser.open(server.url)
-    stopped = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    try:
-        stopped.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
-    return 0
+    return _serve_until_stopped(server)
 
 
 def _add_report_arguments(command: argparse.ArgumentParser) -> None:
