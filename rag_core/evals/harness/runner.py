@@ -23,14 +23,15 @@ from rag_core.evals.harness.case_run import CaseRun
 from rag_core.evals.harness.checks import HAND_WRITTEN, SNAPSHOT, replay as replay_checks, run_checks
 from rag_core.evals.harness.checks.replay import blocked_message, no_calls_message
 from rag_core.evals.harness.failure import Failure
-from rag_core.evals.harness.observe import normalize, observe, observe_target
+from rag_core.evals.harness.observe import normalize
 from rag_core.evals.harness.paths import shown
-from rag_core.evals.harness.target import TargetContext, answer_text, load_target, settle, takes_context
+from rag_core.evals.harness.subjects import Subject, subject_of
+from rag_core.evals.harness.target import TargetContext
 from rag_core.evals.harness.provider_env import provider_environment
 from rag_core.evals.harness.recorder import EMULATOR_TARGET, CaseRecorder, require_key
 from rag_core.evals.harness.network import BlockedAttempt, network_blocked
 from rag_core.evals.harness.wait_bound import bounded_waits
-from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
+from rag_core.evals.harness.build import PROVIDER, build_model
 from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core.evals.harness.yaml_dump import dump
 
@@ -63,40 +64,6 @@ class CaseResult:
     wire: dict[str, Any] = field(default_factory=dict)  # the golden fields read from the case's traffic
     notes: list[str] = field(default_factory=list)  # worth a warning, not a failure
     fixes: list[str] = field(default_factory=list)  # commands that fix the failures (not failures themselves)
-
-
-def _run_turns(agent: Any, case: GoldenCase, turn_starts: list[int], replay: Any) -> tuple[list[Any], BaseException | None]:
-    outputs = []
-    for text in case.inputs:
-        turn_starts.append(len(replay.exchanges))
-        try:
-            result = agent.run(text, stream=bool(case.stream))
-            out = list(result)[-1].output if case.stream else result
-        except Exception as exc:
-            partial = getattr(exc, "output", None)
-            if partial is not None:
-                outputs.append(partial)
-            return outputs, exc
-        outputs.append(out)
-    return outputs, None
-
-
-def _run_target(target: Any, case: GoldenCase, context: TargetContext, turn_starts: list[int],
-                replay: Any, where: str) -> tuple[list[str | None], BaseException | None]:
-    answers = []
-    with_context = takes_context(target)
-    for turn, text in enumerate(case.inputs):
-        turn_starts.append(len(replay.exchanges))
-        context.turn = turn
-        try:
-            answers.append(answer_text(settle(target(text, context) if with_context else target(text))))
-        except CaseFileError as exc:
-            raise CaseFileError(f"{where}: {exc}") from None
-        except SystemExit as exc:  # a target that exits must not end the test session
-            raise CaseFileError(f"{where}: the target called sys.exit({exc.code!r}) on turn {turn + 1}") from None
-        except Exception as exc:
-            return answers, exc
-    return answers, None
 
 
 @functools.cache
@@ -192,6 +159,7 @@ class Played:
     turn_starts: list[int]
     produced: Any  # the agent and its outputs, or a target's answers
     error: BaseException | None
+    subject: Subject  # what ran: the case's agent, or a target
     judge_start: int = 0  # exchanges from here on are the judges'
     judgements: list[Any] = field(default_factory=list)
     judge_error: BaseException | None = None
@@ -201,11 +169,11 @@ class Played:
     blocked_at_import: list[BlockedAttempt] = field(default_factory=list)  # ... and while its module was imported
 
 
-def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, target_spec: str | None,
-          field_name: str = "target", judged: bool = True) -> Played:
-    """Record or replay one subject of a case (its rag_core agent, or the callable ``target_spec``
-    names) in ``cassette``, then its judges (when ``judged``); raises when the cassette is missing
-    or does not fit, or when a recording failed (nothing is written then).
+def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, subject: Subject,
+          judged: bool = True) -> Played:
+    """Record or replay one subject of a case (its rag_core agent, or a callable it names) in
+    ``cassette``, then its judges (when ``judged``); raises when the cassette is missing or does
+    not fit, or when a recording failed (nothing is written then).
 
     The subject runs in the same environment in every mode (``provider_env``), behind the network
     guard from its import on (except while recording live), and sends its requests where it
@@ -226,48 +194,36 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
         script = list(case.emulate) + (judging.emulated_turns(case) if judged else [])
         provider = ScriptedProvider(script, seed=case.id)
     live = recording and provider is None
-    where = f"{shown(case.source)}: {field_name}"
     guard = network_blocked(case.id) if (settings.block_network or not live) else nullcontext([])
     waits = bounded_waits(settings.record_timeout) if live else nullcontext()  # the target's clients too
     turn_starts: list[int] = []
-    sdk = _sdk_version(None if target_spec is not None else PROVIDER[case.model.api])
+    sdk = _sdk_version(subject.provider)
     if live:  # before the case's environment fills missing keys with dummies
-        models = ([case.model] if target_spec is None else []) + (
-            [judging.judge_model(spec, case) for spec in case.expect.judge or []] if judged else [])
+        models = subject.models() + ([judging.judge_model(spec, case) for spec in case.expect.judge or []]
+                                     if judged else [])
         for spec in models:
             require_key(PROVIDER[spec.api])
     with guard as blocked, provider_environment(), waits:
-        if target_spec is not None:
-            target = load_target(target_spec, where)  # imported in the case's environment, behind the guard
-        else:
-            model = build_model(case.model, timeout=settings.record_timeout if recording else None)
+        # imported or built in the case's environment, behind the guard
+        subject.prepare(timeout=settings.record_timeout if recording else None)
         at_import, blocked[:] = list(blocked), []
         with recorder.use(sdk, provider) as replay:
             started = time.perf_counter()
-            if target_spec is not None:
-                context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
-                                        emulated=provider is not None or (
-                                            not recording and replay.recorded_with.get("target") == EMULATOR_TARGET),
-                                        fixtures=settings.fixtures_dir)
-                produced, error = _run_target(target, case, context, turn_starts, replay, where)
-            else:
-                # built inside the cassette: a factory may call providers too (embedding a corpus)
-                agent = build_agent(case, model, settings.fixtures_dir)
-                outputs, error = _run_turns(agent, case, turn_starts, replay)
-                produced = (agent, outputs)
+            context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
+                                    emulated=provider is not None or (
+                                        not recording and replay.recorded_with.get("target") == EMULATOR_TARGET),
+                                    fixtures=settings.fixtures_dir)
+            produced, error = subject.run(turn_starts, replay, context)
             seconds = time.perf_counter() - started
             judge_start, judgements, judge_error = len(replay.exchanges), [], None
             agent_calls = len(provider.requests) if provider is not None else 0  # the judges' come after
             if judged and case.expect.judge and error is None:
-                if target_spec is not None:
-                    answer, context = judging.target_inputs(produced, wire.observe(replay.exchanges, turn_starts))
-                else:
-                    answer, context = judging.agent_inputs(outputs)
+                answer, judged_context = subject.judge_inputs(produced, replay, turn_starts)
 
                 def judge_model(spec: Any) -> Any:
                     return build_model(spec, timeout=settings.record_timeout if recording else None)
 
-                judgements, judge_error = judging.run_judges(case, answer, context, recorder, judge_model)
+                judgements, judge_error = judging.run_judges(case, answer, judged_context, recorder, judge_model)
         during_run = list(blocked)
     from vcr.errors import CannotOverwriteExistingCassetteException
 
@@ -277,7 +233,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
         what = f"{request.method} {request.path}" if request is not None else "a request"
         emulated = emulated or replay.recorded_with.get("target") == EMULATOR_TARGET
         raise UnrecordedRequestError(
-            f"{case.id}: {target_spec or 'the agent'} sent {what} (request #{len(replay.pairs) + 1}), which "
+            f"{case.id}: {subject.name} sent {what} (request #{len(replay.pairs) + 1}), which "
             f"{shown(recorder.path)} does not hold: it makes more or other provider calls than when it was "
             f"recorded. Record it again: {hints.rerecord(selector, emulated)}{hints.live_note(emulated)}"
         )
@@ -290,7 +246,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             "under emulate_judge: (score, reason, claims)")
     else:
         problem = (_recording_problem(case, replay, error or judge_error, provider, settings, during_run,
-                                      None if judge_start else target_spec or "the agent") if recording else None)
+                                      None if judge_start else subject.name) if recording else None)
     if settings.live:
         recorder.discard()  # a live run keeps nothing
     elif problem is not None:
@@ -299,8 +255,8 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, t
             f"{case.id}: recording failed, nothing was written ({shown(recorder.path)} and "
             f"{shown(case.golden_path)} are as they were): {problem}"
         )
-    return Played(recorder, replay, turn_starts, produced, error, judge_start, judgements, judge_error, seconds,
-                  problem, during_run, at_import)
+    return Played(recorder, replay, turn_starts, produced, error, subject, judge_start, judgements, judge_error,
+                  seconds, problem, during_run, at_import)
 
 
 def observe_run(case: GoldenCase, played: Played, other: Played | None, recording: bool = False,
@@ -308,14 +264,8 @@ def observe_run(case: GoldenCase, played: Played, other: Played | None, recordin
     """What the case's run observed: its golden fields (the agent's own account, or for a target
     its traffic), what its traffic shows, and what its checks need besides."""
     seen_on_wire = wire.observe(played.replay.exchanges[:played.judge_start], played.turn_starts)
-    if case.target is not None:
-        observed = normalize(observe_target(seen_on_wire, played.produced, played.error), case.rules)
-        references: list[list[dict[str, Any]]] = [[] for _ in case.inputs]
-    else:
-        agent, outputs = played.produced
-        sent = [r for out in outputs for r in out.requests]
-        observed = normalize(observe(agent, outputs, sent, played.error), case.rules)
-        references = [out.references for out in outputs]
+    own, references = played.subject.observe(played.produced, seen_on_wire, played.error)
+    observed = normalize(own, case.rules)
     if case.expect.judge:
         observed["judges"] = normalize({"judges": judging.observed(played.judgements)}, case.rules)["judges"]
     other_wire = wire.observe(other.replay.exchanges, other.turn_starts) if other is not None else None
@@ -345,12 +295,13 @@ def play_subjects(case: GoldenCase, settings: Settings, selector: str) -> tuple[
     """Play the case's subject (judged), then its ``compare_with`` subject, if any, in their
     cassettes under ``settings.cassettes_dir``; if the second fails, the first's recording is
     discarded too."""
-    played = _play(case, settings, selector, _inside(settings.cassettes_dir, case.cassette_name(), case), case.target)
+    played = _play(case, settings, selector, _inside(settings.cassettes_dir, case.cassette_name(), case),
+                   subject_of(case, case.target))
     if case.compare_with is None:
         return played, None
     try:
         return played, _play(case, settings, selector, _inside(settings.cassettes_dir, case.compare_cassette_name(), case),
-                             case.compare_with, "compare_with", judged=False)
+                             subject_of(case, case.compare_with, "compare_with"), judged=False)
     except BaseException:
         played.recorder.discard()
         raise
