@@ -38,3 +38,14 @@ def is_async_client(client: Any) -> bool:
     """An async HTTP client, by what it does (its ``send`` is a coroutine function), not by its
     class name: an SDK's own ``DefaultAsyncHttpxClient`` and any subclass count."""
     return inspect.iscoroutinefunction(getattr(type(client), "send", None))
+
+
+def http_client_for(sdk: Any, given: Any, asynchronous: bool) -> Any:
+    """The HTTP client an SDK client of ``sdk`` is built with: the caller's ``given`` one when it
+    is of the kind wanted, else the process's shared sync client, or for an async client a new
+    one (an async connection pool belongs to one event loop) that shares the TLS context."""
+    if given is not None and is_async_client(given) == asynchronous:
+        return given
+    if asynchronous:
+        return sdk.DefaultAsyncHttpxClient(verify=shared_tls_context())
+    return shared_http_client(sdk)

@@ -9,7 +9,7 @@ from typing import Any
 
 from rag_core._optional import require
 from rag_core.errors import ModelProviderError
-from rag_core.providers._http import is_async_client, shared_http_client, shared_tls_context
+from rag_core.providers._http import http_client_for
 from rag_core.providers.base import Provider, path_of
 
 
@@ -72,11 +72,8 @@ class AnthropicConnection:
         if self._client is None:
             anthropic = anthropic_sdk()
             kwargs = self._client_kwargs()
-            if "http_client" not in kwargs:
-                if self.http_client is not None and not is_async_client(self.http_client):
-                    kwargs["http_client"] = self.http_client
-                else:
-                    kwargs["http_client"] = shared_http_client(anthropic)
+            if "http_client" not in kwargs:  # client_params may name one
+                kwargs["http_client"] = http_client_for(anthropic, self.http_client, asynchronous=False)
             self._client = anthropic.Anthropic(**kwargs)
         return self._client
 
@@ -85,11 +82,7 @@ class AnthropicConnection:
             anthropic = anthropic_sdk()
             kwargs = self._client_kwargs()
             if "http_client" not in kwargs:
-                if self.http_client is not None and is_async_client(self.http_client):
-                    kwargs["http_client"] = self.http_client
-                else:
-                    # an async connection pool belongs to one event loop: not shared (its TLS context is)
-                    kwargs["http_client"] = anthropic.DefaultAsyncHttpxClient(verify=shared_tls_context())
+                kwargs["http_client"] = http_client_for(anthropic, self.http_client, asynchronous=True)
             self._async_client = anthropic.AsyncAnthropic(**kwargs)
         return self._async_client
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.errors import ModelProviderError
-from rag_core.providers._http import is_async_client, shared_http_client, shared_tls_context
+from rag_core.providers._http import http_client_for
 from rag_core.providers.base import Provider, path_of
 
 
@@ -81,10 +81,7 @@ class OpenAIConnection:
         if self._client is None:
             openai = openai_sdk()
             kwargs = self._kwargs()
-            if self.http_client is not None and not is_async_client(self.http_client):
-                kwargs["http_client"] = self.http_client
-            else:
-                kwargs["http_client"] = shared_http_client(openai)
+            kwargs["http_client"] = http_client_for(openai, self.http_client, asynchronous=False)
             self._client = (openai.AzureOpenAI if self._azure else openai.OpenAI)(**kwargs)
         return self._client
 
@@ -92,12 +89,7 @@ class OpenAIConnection:
         if self._async_client is None:
             openai = openai_sdk()
             kwargs = self._kwargs()
-            if self.http_client is not None and is_async_client(self.http_client):
-                kwargs["http_client"] = self.http_client
-            else:
-                # an async connection pool belongs to one event loop, so it is not shared;
-                # the TLS context (the costly part) is
-                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(verify=shared_tls_context())
+            kwargs["http_client"] = http_client_for(openai, self.http_client, asynchronous=True)
             self._async_client = (openai.AsyncAzureOpenAI if self._azure else openai.AsyncOpenAI)(**kwargs)
         return self._async_client
 

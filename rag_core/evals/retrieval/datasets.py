@@ -11,7 +11,6 @@ line or field, and the cause.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Iterator, TypeVar
@@ -21,7 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from rag_core.errors import RagCoreError
 from rag_core.evals.harness.paths import shown
-from rag_core.evals.retrieval.reading import brief, not_utf8, read_yaml, validation_problems, yaml_where
+from rag_core.evals.retrieval.reading import brief, not_utf8, parse_json, read_yaml, validation_problems, yaml_where
 
 BEIR_HELP = (
     "BEIR datasets are published by the BEIR project (github.com/beir-cellar/beir) as zip files; "
@@ -99,12 +98,7 @@ def _jsonl(path: Path, line_type: type[LineType]) -> Iterator[tuple[int, LineTyp
         if not line.strip():
             continue
         where = f"{shown(path)}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: not valid JSON ({exc.msg})") from None
-        except RecursionError:
-            raise DatasetError(f"{where}: not valid JSON (nested more deeply than can be read)") from None
+        row = parse_json(line, where, DatasetError)
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object with '_id' and 'text', got {brief(row)}")
         if "_id" not in row:

@@ -42,6 +42,16 @@ def not_utf8(where: str, exc: UnicodeDecodeError, line: int | None = None) -> st
     return f"{at}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r}: {exc.reason}); save it as UTF-8"
 
 
+def parse_json(text: str, where: str, error: type[Exception], *, with_line: bool = False) -> Any:
+    """``text`` as JSON, or ``error`` naming ``where`` (and, ``with_line``, the line) and the cause."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}{f':{exc.lineno}' if with_line else ''}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise error(f"{where}: not valid JSON (nested more deeply than can be read)") from None
+
+
 def read_yaml(path: Path, error: type[Exception]) -> Any:
     """The document, read by the fast C parser within the YAML reader's bounds (aliases, nesting);
     ``error`` naming the file (and line) when it cannot be read, is not UTF-8, or is not YAML."""

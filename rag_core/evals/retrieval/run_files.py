@@ -14,13 +14,12 @@ RunFileError naming the file, the line (TREC) or query (JSON), and the cause.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.retrieval.metrics import ranked
-from rag_core.evals.retrieval.reading import brief, not_utf8
+from rag_core.evals.retrieval.reading import brief, not_utf8, parse_json
 
 
 class RunFileError(ValueError):
@@ -72,12 +71,7 @@ def _trec_scores(text: str, where: str) -> dict[str, dict[str, float]]:
 
 
 def _json_scores(text: str, where: str) -> dict[str, dict[str, float]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RunFileError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise RunFileError(f"{where}: not valid JSON (nested more deeply than can be read)") from None
+    data = parse_json(text, where, RunFileError, with_line=True)
     if not isinstance(data, dict):
         raise RunFileError(f"{where}: a result JSON maps each query id to {{document id: score}}, got {brief(data)}")
     scores: dict[str, dict[str, float]] = {}
