@@ -66,8 +66,12 @@ def _recorded(status: int, reason: str, headers: list[tuple[str, str]], body: by
 
 def _reason(response: dict[str, Any]) -> str:
     status = response["status"]
-    code = int(status["code"])
-    return status.get("message") or (http.HTTPStatus(code).phrase if code in http.HTTPStatus._value2member_map_ else "")
+    if status.get("message"):
+        return status["message"]
+    try:
+        return http.HTTPStatus(int(status["code"])).phrase
+    except ValueError:  # a status code the standard library does not name
+        return ""
 
 
 def _lm15_stubs(cassette: Any, package: str) -> list[Any]:
