@@ -664,6 +664,7 @@ def test_bedrock_converse_is_read_from_bodies_botocore_builds():
     """Bedrock Converse, on bodies serialised by botocore from its bedrock-runtime service model
     (request) and validated against the model's ``ConverseResponse`` shape (answers). Usage as
     Bedrock counts it: ``totalTokens`` includes cache reads and writes, so input does too."""
+    pytest.importorskip("botocore", reason="botocore is not installed (the frameworks extra)")
     import botocore.session
     from botocore import validate
 
