@@ -582,4 +582,114 @@ def test_the_numbers_of_the_retrievers_page_are_the_committed_baselines():
             if column in baseline:
                 assert abs(float(cell) - baseline[column]) < 1e-4 + 1e-9, (name.group(1), column, cell)
                 checked += 1
-    assert checked == 7 * 3
+    assert checked == 8 * 3
+
+
+# ---------------------------------------------------------------- --prune-orphans: retrievers' recordings
+
+
+def orphan_lines(result: pytest.RunResult) -> list[str]:
+    """What the session summary said about orphans."""
+    return sorted(line.strip() for line in result.stdout.lines if line.strip().startswith(("orphan ", "orphans ")))
+
+
+def test_recordings_no_retriever_uses_are_listed_and_pruned_and_those_in_use_are_kept(project):
+    """Recordings under cassettes/retrieval/ were never looked at: a removed retriever's or suite's
+    stayed forever. Now they are orphans like stale cassettes; the recordings the suite replays
+    (a target's, its sweep points', and one of a retriever skipped here) are neither listed nor
+    deleted, and neither is any file there that is not a recording."""
+    import os
+    import time
+
+    write_suite(project, suite("{name: overlap, target: 'local_targets:retriever'}",
+                               "{name: gone, target: 'local_targets:as_pair'}",
+                               "{name: elsewhere, target: 'local_targets:retriever'}",
+                               extra="sweep: {retriever: overlap, grid: {weight: [0, 2]}}\n"))
+    project.runpytest("evals", "--record-mode=once").assert_outcomes(passed=4)
+    recorded = project.path / RECORDED
+    in_use = sorted(p.name for p in recorded.iterdir())
+    assert "overlap@weight=2.rankings.json" in in_use and "gone.yaml" in in_use
+    # gone is removed from the suite; elsewhere now needs a module this environment lacks (as the
+    # LlamaIndex retriever does outside the frameworks-legacy one): skipped, its recording still its own
+    write_suite(project, suite("{name: overlap, target: 'local_targets:retriever'}",
+                               "{name: elsewhere, target: 'local_targets:retriever', requires: [no_such_module]}",
+                               extra="sweep: {retriever: overlap, grid: {weight: [0, 2]}}\n"))
+    removed_suite = project.path / "cassettes" / "retrieval" / "old_suite"
+    removed_suite.mkdir()
+    for name in ("overlap.yaml", "overlap.rankings.json"):
+        (removed_suite / name).write_bytes((recorded / name).read_bytes())
+    others = {"notes.yaml": "title: not a cassette\n", "other.rankings.json": "{}", "README.md": "recordings\n"}
+    for name, text in others.items():
+        (recorded / name).write_text(text)
+    old = time.time() - 3600  # as if written before the session: only such a file may be pruned
+    for path in [*recorded.iterdir(), *removed_suite.iterdir()]:
+        os.utime(path, (old, old))
+
+    listed = project.runpytest("evals")
+    listed.assert_outcomes(passed=2, skipped=1)
+    orphans = ["cassettes/retrieval/old_suite/overlap.rankings.json", "cassettes/retrieval/old_suite/overlap.yaml",
+               f"{RECORDED}/gone.rankings.json", f"{RECORDED}/gone.yaml"]
+    assert orphan_lines(listed) == [f"orphan (no retriever uses it): {path}" for path in orphans]
+
+    pruned = project.runpytest("evals", "--prune-orphans")
+    pruned.assert_outcomes(passed=2, skipped=1)
+    assert orphan_lines(pruned) == [f"orphan deleted: {path}" for path in orphans]
+    assert sorted(p.name for p in recorded.iterdir()) == sorted(
+        [name for name in in_use if not name.startswith("gone.")] + list(others))
+    assert list(removed_suite.iterdir()) == []
+    for name, text in others.items():
+        assert (recorded / name).read_text() == text
+    replayed = project.runpytest("evals", "--prune-orphans")  # what is left replays, and nothing more goes
+    replayed.assert_outcomes(passed=2, skipped=1)
+    assert orphan_lines(replayed) == []
+
+
+def test_a_recording_a_golden_case_names_as_its_cassette_is_no_orphan(tmp_path):
+    """A case's ``cassette:`` may be any path in the cassettes folder, a retriever's folder too."""
+    from rag_core.evals.orphans import RetrieverRecordings
+
+    cases, cassettes, suites = tmp_path / "goldens", tmp_path / "cassettes", tmp_path / "suites"
+    folder = cassettes / "retrieval" / "tiny"
+    for made in (cases, folder, suites):
+        made.mkdir(parents=True)
+    (suites / "tiny.yaml").write_text(suite("{name: overlap, target: 'local_targets:retriever'}"))
+    for name in ("overlap.yaml", "by_case.yaml"):
+        (folder / name).write_text("interactions: []\nversion: 1\n")
+    files = RetrieverRecordings(cassettes, suites, cases)
+    assert files.orphans() == ([folder / "by_case.yaml"], None)
+    (cases / "c.yaml").write_text("id: c\ninput: hi\ncassette: retrieval/tiny/by_case.yaml\nemulate: [{text: hello}]\n")
+    assert files.orphans() == ([], None)
+    (suites / "broken.yaml").write_text("name: [")  # a suite that does not load may own anything
+    assert files.orphans() == ([], "orphans not checked: 1 retrieval suite file(s) did not load")
+
+
+def test_the_projects_own_recordings_are_all_in_use():
+    """This repository's recordings, the LlamaIndex one included (its retriever is skipped outside
+    the frameworks-legacy environment), are owned by its suites: --prune-orphans leaves them."""
+    from rag_core.evals.orphans import RetrieverRecordings
+
+    files = RetrieverRecordings(ROOT / "cassettes", ROOT / "fixtures" / "retrieval", ROOT / "fixtures" / "goldens")
+    assert ROOT / "cassettes/retrieval/kitchen_targets/llamaindex_openai.yaml" in files.candidates()
+    assert files.orphans() == ([], None)
+
+
+def test_a_retrievers_tags_mark_every_test_that_runs_it(project):
+    """``tags:`` (here ``other_env``; this repository's LlamaIndex retriever has ``legacy_sdk``) keep
+    a retriever, and the identical and sweep tests that run it, to the environment that selects
+    the tag and out of the one that deselects it; a test module may mark with the tag too, under
+    --strict-markers. (A tag this process has not seen: pytest remembers known markers across
+    pytester's in-process sessions.)"""
+    write_suite(project, suite("{name: overlap, target: 'local_targets:retriever'}",
+                               "{name: pair, target: 'local_targets:as_pair', tags: [other_env]}",
+                               extra="identical: [[overlap, pair]]\nsweep: {retriever: pair, grid: {weight: [0, 1]}}\n"))
+    (project.path / "evals" / "test_marked.py").write_text(
+        "import pytest\n\n\n@pytest.mark.other_env\ndef test_marked():\n    pass\n")
+
+    def selected(expression: str) -> list[str]:
+        result = project.runpytest("evals", "--strict-markers", "--collect-only", "-q", "-m", expression)
+        assert result.ret == 0, output(result)
+        return sorted(line.split("::", 1)[1] for line in result.stdout.lines if "::" in line)
+
+    assert selected("other_env") == ["test_marked", "test_retrieval[tiny/identical:overlap=pair]",
+                                      "test_retrieval[tiny/pair]", "test_retrieval[tiny/sweep:pair]"]
+    assert selected("not other_env") == ["test_retrieval[tiny/overlap]"]

@@ -5,9 +5,11 @@ What counts as an orphan, and what may ever be deleted:
 
 * Only a file of the kind its folder holds: a top-level ``.yaml`` of the cassettes folder that
   reads as a cassette (``cassette_format.read_cassette``), a ``.golden.yaml`` of the cases folder
-  that reads as a golden, a ``.json`` of a suite's baseline folder that is baseline-shaped. Any
-  other file there (``docker-compose.yaml`` when the cassettes folder is the project root, notes,
-  another tool's JSON) is never one.
+  that reads as a golden, a ``.json`` of a suite's baseline folder that is baseline-shaped, a
+  retriever's recording in ``<cassettes>/retrieval/<suite>/`` (a ``.yaml`` that reads as a
+  cassette, a ``.rankings.json`` that reads as rankings). Any other file there
+  (``docker-compose.yaml`` when the cassettes folder is the project root, notes, another tool's
+  JSON) is never one.
 * Owned by no case or suite as the files are *now*: ownership is read from the case and suite
   files at the end of the session (a case added or recorded meanwhile by another session owns its
   files), and not decided at all while one of them does not load (it may own any of them).
@@ -88,7 +90,7 @@ class _Files:
         """Why ``path`` is not a file of this family's kind (so never an orphan), or None."""
         raise NotImplementedError
 
-    owners: _Owners
+    owners: _Owners | _AllOwners
     users = "a case or suite"  # what uses such files, in messages
 
     def orphans(self) -> tuple[list[Path], str | None]:
@@ -110,8 +112,8 @@ class _Files:
 
 class GoldenFiles(_Files):
     """Goldens (``*.golden.yaml`` of the cases folder) and top-level cassettes of the cassettes
-    folder. Sub-folders of the cassettes folder (embedding caches, other recordings) are not the
-    golden cases' to judge."""
+    folder. Sub-folders of the cassettes folder (embedding caches, the retrievers' recordings:
+    ``RetrieverRecordings``) are not the golden cases' to judge."""
 
     users = "a case"
 
@@ -169,16 +171,9 @@ class BaselineFiles(_Files):
         return suite_files(self.suites_dir)
 
     def _read(self, files: list[Path]) -> set[Path] | str:
-        from rag_core.evals.retrieval.suite import SuiteFileError, load_suite
-
-        suites, broken = [], 0
-        for path in files:
-            try:
-                suites.append(load_suite(path))
-            except SuiteFileError:
-                broken += 1
-        if broken:  # a suite that does not load still owns its baselines
-            return f"{broken} retrieval suite file(s) did not load"
+        suites = load_suites(files)
+        if isinstance(suites, str):
+            return suites
         self._folders = [self.root / s.baseline for s in suites if s.baseline]
         return owned_by_suites(suites, self.root)
 
@@ -196,6 +191,97 @@ class BaselineFiles(_Files):
         except BaselineError:
             return "not a baseline"
         return None
+
+
+class RetrieverRecordings(_Files):
+    """The recordings of retrievers (recording.py): ``<retriever>.yaml`` and
+    ``<retriever>.rankings.json`` in each suite's folder of ``<cassettes>/retrieval/``. Owned by the
+    suites' recorded retrievers, and by a golden case whose ``cassette:`` names one of them (a
+    case's cassette may be any path inside the cassettes folder)."""
+
+    users = "a retriever"
+
+    def __init__(self, cassettes_dir: Path, suites_dir: Path, cases_dir: Path | None = None) -> None:
+        from rag_core.evals.retrieval.recording import FOLDER
+
+        self.folder = cassettes_dir / FOLDER
+        self.suites_dir = suites_dir
+        suites = _Owners(self._suite_files, self._read)
+        # without a cases folder (the golden plugin is off) no case can own a recording
+        cases = GoldenFiles(cases_dir, cassettes_dir).owners if cases_dir is not None else None
+        self.owners = _AllOwners([o for o in (suites, cases) if o is not None])
+
+    def _suite_files(self) -> list[Path]:
+        from rag_core.evals.retrieval.suite import suite_files
+
+        return suite_files(self.suites_dir)
+
+    def _read(self, files: list[Path]) -> set[Path] | str:
+        suites = load_suites(files)
+        return suites if isinstance(suites, str) else owned_recordings(suites, self.folder)
+
+    def candidates(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        suites = sorted(p for p in self.folder.iterdir() if p.is_dir())
+        return [p for s in suites for p in sorted([*s.glob("*.yaml"), *s.glob("*.rankings.json")]) if p.is_file()]
+
+    def kind_problem(self, path: Path) -> str | None:
+        from rag_core.evals.retrieval.recording import RecordingError, read_rankings
+
+        if path.name.endswith(".rankings.json"):
+            try:
+                read_rankings(path)
+            except RecordingError:
+                return "not a rankings file"
+            return None
+        return cassette_problem(path)
+
+
+class _AllOwners:
+    """What several owners own together; undecided when any of them is."""
+
+    def __init__(self, owners: list[_Owners]) -> None:
+        self._owners = owners
+
+    def now(self) -> set[Path] | str:
+        owned: set[Path] = set()
+        for owners in self._owners:
+            these = owners.now()
+            if isinstance(these, str):
+                return these
+            owned |= these
+        return owned
+
+
+def owned_recordings(suites: Iterable[Any], folder: Path) -> set[Path]:
+    """The recordings these suites replay (resolved paths), named as recording.py names them: each
+    recorded retriever's (a target, a store with a reranker; not a ``live: true`` one, which keeps
+    nothing), its sweeps' grid points included."""
+    from rag_core.evals.retrieval.recording import RecordingFiles, ReplaySettings
+
+    settings = ReplaySettings(cassettes=folder)
+    owned: set[Path] = set()
+    for suite in suites:
+        for spec in [*suite.retrievers, *(v for sweep in suite.sweep for v in suite.variants(sweep))]:
+            if spec.records_traffic and not spec.live:
+                files = RecordingFiles.of(settings, suite.name, spec.name)
+                owned |= {files.cassette.resolve(), files.rankings.resolve()}
+    return owned
+
+
+def load_suites(files: list[Path]) -> list[Any] | str:
+    """The suites of these files, or why their files' owners cannot be decided: a suite that does
+    not load still owns its baselines and recordings."""
+    from rag_core.evals.retrieval.suite import SuiteFileError, load_suite
+
+    suites, broken = [], 0
+    for path in files:
+        try:
+            suites.append(load_suite(path))
+        except SuiteFileError:
+            broken += 1
+    return f"{broken} retrieval suite file(s) did not load" if broken else suites
 
 
 def owned_by_cases(cases: Iterable[Any], cassettes_dir: Path) -> set[Path]:

@@ -36,7 +36,16 @@ class Target:
     shares_results: bool = False
 
     def marks(self) -> list[Any]:
-        return [pytest.mark.xdist_group(f"{self.suite.name}/shared")] if self.shares_results and self.suite else []
+        marks = [pytest.mark.xdist_group(f"{self.suite.name}/shared")] if self.shares_results and self.suite else []
+        return marks + [getattr(pytest.mark, tag) for tag in self.tags()]
+
+    def tags(self) -> list[str]:
+        """The ``tags:`` of the retrievers this test runs: a group or a sweep needs what each of them needs."""
+        if self.suite is None:
+            return []
+        names = self.group or ([self.suite.sweep[self.sweep].retriever] if self.sweep is not None else
+                               [self.retriever] if self.retriever else [])
+        return list(dict.fromkeys(tag for name in names for tag in self.suite.retriever(name).tags))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -101,6 +110,35 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Summary(config), "rag_core_retrieval_summary")
     # pytest-xdist registers this mark itself; without it the marks would be unknown ones
     config.addinivalue_line("markers", "xdist_group(name): run the tests of one group in one pytest-xdist worker")
+    _register_tags(config)
+
+
+def _register_tags(config: pytest.Config) -> None:
+    """The retrievers' ``tags:`` as markers, known from the start as the golden cases' tags are:
+    under --strict-markers any test module may mark with them (and ``-m`` select by them)."""
+    folder = Path(config.rootpath) / config.getini("rag_core_retrieval")
+    if not any(folder.glob("*.yaml")):  # no suites: the suite models are not even imported
+        return
+    from rag_core.evals.retrieval.suite import SuiteFileError, load_suite, suite_files
+
+    tags: set[str] = set()
+    for path in suite_files(folder):
+        try:
+            tags |= {tag for retriever in load_suite(path).retrievers for tag in retriever.tags}
+        except SuiteFileError:
+            pass  # its test reports it
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    for tag in sorted(tags - known):
+        config.addinivalue_line("markers", f"{tag}: retrievers tagged {tag!r}")
+
+
+def golden_folder(config: pytest.Config, ini: str, default: str) -> Path:
+    """A folder the golden plugin's ini option names (its default where that plugin is disabled)."""
+    try:
+        folder = config.getini(ini)
+    except (ValueError, AttributeError):
+        folder = default
+    return Path(config.rootpath) / folder
 
 
 def embedding_mode(config: pytest.Config) -> str:
@@ -232,13 +270,9 @@ class RetrievalRunner:
         from rag_core.evals.retrieval.recording import FOLDER, ReplaySettings
 
         config = self.config
-        try:
-            cassettes = config.getini("rag_core_cassettes")
-        except (ValueError, AttributeError):  # the golden plugin is disabled: its default folder
-            cassettes = "cassettes"
         strict = config.getoption("strict_cassettes", None)
         return ReplaySettings(
-            cassettes=self.root / cassettes / FOLDER,
+            cassettes=golden_folder(config, "rag_core_cassettes", "cassettes") / FOLDER,
             record_mode=config.getoption("record_mode", None) or "none",
             emulator=bool(config.getoption("emulator", False)),
             block_network=bool(config.getoption("block_network", False)),
@@ -476,18 +510,28 @@ class _Summary:
 
     def _orphans(self, terminalreporter: Any) -> None:
         from rag_core.evals.harness.paths import shown
-        from rag_core.evals.orphans import BaselineFiles, prune_lines
+        from rag_core.evals.orphans import BaselineFiles, RetrieverRecordings, prune_lines
 
-        # the suite files as they are now (one changed or added meanwhile owns its baselines)
+        # the suite files as they are now (one changed or added meanwhile owns its baselines and recordings)
         root = Path(self.config.rootpath)
-        files = BaselineFiles(root, root / self.config.getini("rag_core_retrieval"))
-        orphans, note = files.orphans()
-        if note:
+        suites = root / self.config.getini("rag_core_retrieval")
+        try:  # a golden case may name a recording as its cassette
+            cases: Path | None = root / self.config.getini("rag_core_cases")
+        except (ValueError, AttributeError):  # the golden plugin is disabled: no case owns anything
+            cases = None
+        families = [BaselineFiles(root, suites),
+                    RetrieverRecordings(golden_folder(self.config, "rag_core_cassettes", "cassettes"), suites, cases)]
+        found = [(files, *files.orphans()) for files in families]
+        for note in dict.fromkeys(note for _, _, note in found if note):  # both say so when a suite does not load
             terminalreporter.write_line(f"  {note}")
-        if orphans and self.config.getoption("prune_orphans", False):
-            for line in prune_lines(files, orphans, self.config):
-                terminalreporter.write_line(line)
-        elif orphans:
-            for path in orphans:
-                terminalreporter.write_line(f"  orphan (no retriever uses it): {shown(path)}")
+        listed = False
+        for files, orphans, _ in found:
+            if orphans and self.config.getoption("prune_orphans", False):
+                for line in prune_lines(files, orphans, self.config):
+                    terminalreporter.write_line(line)
+            elif orphans:
+                listed = True
+                for path in orphans:
+                    terminalreporter.write_line(f"  orphan (no retriever uses it): {shown(path)}")
+        if listed:
             terminalreporter.write_line("  delete them with --prune-orphans")

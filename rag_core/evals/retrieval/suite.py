@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -89,6 +89,9 @@ class RetrieverSpec(_Strict):
     live: bool = False
     # modules or requirements the retriever needs (as a golden case's requires:): skipped without
     requires: list[str] = Field(default_factory=list)
+    # pytest markers of the tests that run it (its own, its identical groups', its sweeps'), as a
+    # golden case's tags: ``legacy_sdk`` keeps one that needs older SDKs to its own environment
+    tags: list[Annotated[str, Field(pattern=r"^[A-Za-z]\w*$")]] = Field(default_factory=list)
     # a TREC run file (qid Q0 docid rank score tag) or BEIR/ir_datasets result JSON ({qid: {docid: score}}),
     # relative to the project root
     run: str | None = None
