@@ -5,6 +5,7 @@
     rag-core init [DIR] [--install SPEC]                 scaffold golden cases in a project (all files or none)
     rag-core report [RUN] [--compare BASE] [-o FILE]     a run record as one self-contained HTML page
     rag-core view [RUN] [--compare BASE]                 the same page, served on 127.0.0.1 to a browser
+    rag-core merge SHARD... [--summary FILE]             the run records of a run's CI shards as one record
     rag-core --version
 
 Bad input ends with one line on stderr naming the thing and the cause, and exit status 2.
@@ -143,14 +144,14 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_html(args: argparse.Namespace) -> Any:
+def _report_html(args: argparse.Namespace, linked: bool) -> Any:
     from rag_core.evals.report.html import report_for
     from rag_core.evals.runs.schema import RecordError
 
     if args.history < 1:
         raise UsageError(f"--history {args.history}: give at least 1 run")
     try:
-        return report_for(args.runs_dir, args.record, args.compare, args.history)
+        return report_for(args.runs_dir, args.record, args.compare, args.history, linked=linked)
     except RecordError as exc:
         raise UsageError(str(exc)) from None
 
@@ -158,13 +159,67 @@ def _report_html(args: argparse.Namespace) -> Any:
 def _report(args: argparse.Namespace) -> int:
     from rag_core.evals.atomic import write_atomic
 
-    report = _report_html(args)
+    report = _report_html(args, linked=args.history_pages)
     try:
         write_atomic(args.output, report.html)  # from records that passed the credential check when written
     except OSError as exc:
         raise UsageError(f"{args.output}: cannot write the report ({exc.strerror or exc})") from None
     against = f" against {report.base.name}" if report.base else ""
     print(f"wrote {args.output} ({len(report.html.encode()) / 1024:,.0f} KB): run {report.run.name}{against}")
+    if args.history_pages:
+        _write_history_pages(args, report.history)
+    return 0
+
+
+def _write_history_pages(args: argparse.Namespace, history: list[Path]) -> None:
+    """The report of each earlier run of the history beside the page, where its point links."""
+    from rag_core.evals.atomic import write_atomic
+    from rag_core.evals.report.html import HistoryPages, page_name
+    from rag_core.evals.runs.schema import RecordError
+
+    pages = HistoryPages(args.runs_dir, compared=args.compare is not None, history=args.history)
+    for record in history:
+        target = args.output.parent / page_name(record)
+        try:
+            html = pages.page(page_name(record))
+            if html is not None:
+                write_atomic(target, html)
+        except RecordError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
+    print(f"wrote the reports of {len(history)} earlier run(s) of its history beside it")
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import os
+
+    from rag_core.evals.atomic import write_checked
+    from rag_core.evals.credentials import CredentialError
+    from rag_core.evals.report.markdown import Links, summary
+    from rag_core.evals.runs.merge import load_shards, merge
+    from rag_core.evals.runs.schema import RecordError
+    from rag_core.evals.runs.store import RunStore
+    from rag_core.evals.runs.tally import tally
+
+    try:
+        record = merge(load_shards(args.shards))
+    except RecordError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        path = RunStore(args.runs_dir).write(record)
+        if args.summary is not None:
+            write_checked(args.summary, summary(record.cases, Links.from_environment(os.environ),
+                                                retrieval=record.retrieval))
+    except CredentialError as exc:
+        raise UsageError(" ".join(str(exc).split())) from None
+    except OSError as exc:
+        raise UsageError(f"{exc.filename or args.runs_dir}: cannot write it ({exc.strerror or exc})") from None
+    counts = tally(record)
+    print(f"wrote {path}: {counts.cases} cases ({counts.failed} failed), {len(record.retrieval)} retrievers, "
+          f"from {len(args.shards)} shard records")
+    if args.summary is not None:
+        print(f"wrote {args.summary}")
     return 0
 
 
@@ -173,9 +228,12 @@ def _view(args: argparse.Namespace) -> int:
 
     from rag_core.evals.report.serve import ReportServer
 
-    report = _report_html(args)
+    from rag_core.evals.report.html import HistoryPages
+
+    report = _report_html(args, linked=True)  # the server builds the runs' pages its history links to
     try:
-        server = ReportServer(report.html, args.port)
+        server = ReportServer(report.html, args.port,
+                              pages=HistoryPages(args.runs_dir, args.compare is not None, args.history).page)
     except OSError as exc:
         raise UsageError(f"port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})") from None
     print(f"rag-core report of {report.run.name} on {server.url}", flush=True)
@@ -258,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_arguments(report)
     report.add_argument("-o", "--output", type=Path, default=Path(".rag-core/report.html"), metavar="FILE",
                         help="where to write it (default: .rag-core/report.html)")
+    report.add_argument("--history-pages", action="store_true",
+                        help="also write the report of each earlier run of the history beside FILE, as "
+                             "<run>.html: the history's points link to them")
     report.set_defaults(run=_report)
 
     view = commands.add_parser(
@@ -268,6 +329,21 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--port", type=_port, default=0, help="port to listen on (default: a free one, printed)")
     view.add_argument("--no-browser", action="store_true", help="print the URL only; open no browser")
     view.set_defaults(run=_view)
+
+    from rag_core.evals.runs.store import DEFAULT_FOLDER
+
+    merge = commands.add_parser(
+        "merge", help="merge the run records of a run's CI shards into one",
+        description="Merge the run records of the shards of one run (CI jobs that each ran part of pytest "
+                    "evals/) into one record in the runs folder, which rag-core report then shows: the cases and "
+                    "retrievers of every shard, the run's time and outcome. Shards of different commits or options, "
+                    "or two shards holding one case, are refused.")
+    merge.add_argument("shards", nargs="+", type=Path, metavar="SHARD", help="a shard's run record (a .json file)")
+    merge.add_argument("--runs-dir", type=Path, default=Path(DEFAULT_FOLDER), metavar="DIR",
+                       help=f"where the merged record is written (default: {DEFAULT_FOLDER})")
+    merge.add_argument("--summary", type=Path, default=None, metavar="FILE",
+                       help="also write the markdown summary of the merged run (as --golden-report does) to FILE")
+    merge.set_defaults(run=_merge)
     return parser
 
 

@@ -220,15 +220,19 @@ def test_a_golden_update_is_refused_when_the_observed_run_holds_a_credential(pro
     assert golden.read_bytes() == before
 
 
-def test_a_report_that_would_hold_a_credential_is_not_written_and_the_session_fails(project):
+def test_a_credential_in_a_failing_case_is_withheld_from_the_report(project):
+    """The markdown report shows a case's failures as the run record keeps them: a value, message
+    or diff holding a credential is withheld, the rest of the report is written."""
     record(project)
     case = project.path / "fixtures" / "goldens" / "with_markdown.yaml"
     planted = "ghp_" + "L" * 36
     case.write_text(case.read_text() + f"expect:\n  output: {{equals: '{planted}'}}\n")
     result = project.runpytest("evals", "--golden-report=report.md")
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*golden report: not written: report.md: refusing to write it*"])
-    assert not (project.path / "report.md").exists()
+    assert result.ret != 0  # the case failed
+    result.stdout.fnmatch_lines(["markdown report: report.md"])
+    report = (project.path / "report.md").read_text()
+    assert planted not in report and "(withheld: it looks like a credential: a GitHub token)" in report
+    assert "#### `with_markdown`" in report
 
 
 def test_project_patterns_come_from_the_ini(project):

@@ -26,7 +26,8 @@ import vcr  # noqa: E402,F401
 
 from evals.benchmarks.report_screenshots import CHROMIUM, VIEWS, add_retrieval_suite, open_page, regress  # noqa: E402
 from rag_core.cli import main  # noqa: E402
-from rag_core.evals.runs.schema import CaseEntry, FailureEntry, RunRecord  # noqa: E402
+from rag_core.evals.runs.schema import (CaseEntry, FailureEntry, LiveRepeat, LiveSummary, RunOptions,  # noqa: E402
+                                        RunRecord)
 from rag_core.evals.runs.store import RunStore, new_id  # noqa: E402
 from tests.golden_project import project  # noqa: E402,F401  (project: a fixture)
 
@@ -135,6 +136,71 @@ def test_a_person_finds_the_failing_case_reads_its_diff_and_finds_what_regressed
     assert page.locator("#history-charts .chart").first.locator("circle").count() == 3
     assert page.locator("#history tbody tr").count() == 3
     page.screenshot(path=str(screenshots / "7-history.png"), full_page=True)
+
+
+def test_a_link_opens_a_case_a_bar_shows_its_query_and_a_history_point_opens_its_run(project, browser, screenshots):
+    page, _, _ = browser
+    runs = three_runs(project)
+    first, _, last = RunStore(runs).paths()
+    site = project.path / "site"
+    linked = report(runs, site / "report.html", "--compare", "previous", "--history-pages")
+
+    # what the markdown job summary links: the report opened at one case
+    page.goto(linked + "#case/with_markdown")
+    assert page.locator("#case-title").inner_text().startswith("with_markdown")
+    assert page.locator(".failure").count() >= 1
+
+    # beside recall@k, each query's change since BASE: hovering a bar shows the query
+    page.click("#tab-retrieval")
+    worst = worst_query(runs, "bm25_flat")
+    text = query_text(last, "bm25_flat", worst)
+    chart = page.locator(".change-chart[data-retriever=bm25_flat]")
+    assert "worse" in chart.locator(".label").inner_text()
+    assert chart.locator("g.qbar").first.get_attribute("data-query") == worst  # worst first
+    tip = page.locator("#tip")
+    assert not tip.is_visible()
+    chart.locator(f"g.qbar[data-query='{worst}']").hover()
+    assert tip.is_visible() and text and text in tip.inner_text() and f"query {worst}" in tip.inner_text()
+    page.screenshot(path=str(screenshots / "8-query-changes.png"))
+    page.mouse.move(1, 1)
+    assert not tip.is_visible()
+    chart.locator(f"g.qbar[data-query='{worst}']").click()
+    assert page.locator("#query-title").inner_text() == f"query {worst}"
+
+    # history: each earlier point opens that run's report, written beside this one
+    page.click("#tab-history")
+    assert page.locator("#history tbody a.run-link").count() == 2  # this run is the page itself
+    page.locator("#history-charts .chart").first.locator("a.run-link circle").first.click()
+    page.wait_for_url(f"**/{first.stem}.html")
+    assert page.locator("#title").inner_text() == f"rag-core run {first.stem}"
+
+
+def query_text(record: Path, retriever: str, query: str) -> str:
+    data = json.loads(record.read_text())
+    entry = next(r for r in data["retrieval"] if r["retriever"] == retriever)
+    return next(q.get("text", "") for q in entry["queries"] if q["id"] == query)
+
+
+def test_a_live_cases_runs_show_in_its_detail(tmp_path, browser):
+    """--live --repeat N: each run with its verdict, time, tokens, retries, and its failures."""
+    page, _, _ = browser
+    failure = FailureEntry("output", "case", "fixtures/goldens/flaky.yaml", "output", has_values=True,
+                           message="output: {'icontains': 'palm sugar'} does not hold for 'Some sauces.'",
+                           golden={"icontains": "palm sugar"}, observed="Some sauces.",
+                           diff="--- expected\n+++ observed\n-icontains: palm sugar\n+Some sauces.\n")
+    repeats = [LiveRepeat(n, n != 1, 1.0 + n, 100 + n, n % 2, [failure] if n == 1 else []) for n in range(3)]
+    live = LiveSummary(3, 2, 2 / 3, 0.6, 2.0, 2.9, 101, True, tokens_total=303, repeats=repeats)
+    runs = tmp_path / "runs"
+    RunStore(runs).write(RunRecord(id=new_id(), started="2025-03-01T10:00:00Z", options=RunOptions(live=True, repeat=3),
+                                   cases=[CaseEntry("flaky", "passed", 6.0, 101, live=live)]))
+    page.goto(report(runs, tmp_path / "live.html") + "#case/flaky")
+    assert "2 of 3 runs passed" in page.locator(".live-summary").inner_text()
+    assert "303 in all" in page.locator(".live-summary").inner_text()
+    assert texts(page, "#repeats tbody tr td:nth-child(2)") == ["passed", "failed", "passed"]
+    assert texts(page, "#repeats tbody tr:nth-child(2) td") == ["run 2", "failed", "2.00", "101", "1", "output"]
+    card = page.locator("details.repeat[data-repeat='1'] .failure")
+    assert card.count() == 1 and "does not hold for 'Some sauces.'" in card.inner_text()
+    assert card.locator("tr.chg td.r").inner_text() == "Some sauces."
 
 
 def worst_query(runs: Path, retriever: str) -> str:

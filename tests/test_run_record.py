@@ -137,6 +137,57 @@ def test_past_its_budget_a_record_keeps_failures_without_their_values(monkeypatc
     assert "detail" in cases[2].failures[0].truncated and notes and notes[0].startswith("2 failure(s) kept without")
 
 
+def a_live_property(runs: int = 4, **changes) -> dict:
+    """The ``rag_core_live`` property as the live harness sends it, each run with its failures."""
+    repeats = [{"repeat": n, "passed": n != 1, "seconds": 1.5 + n, "tokens": 100 + n, "retries": n % 2,
+                "failures": [] if n != 1 else [a_failure(check="output", field="output").to_json()]}
+               for n in range(runs)]
+    return {"id": "flaky", "runs": runs, "passes": runs - 1, "pass_rate": (runs - 1) / runs, "min_pass_rate": 0.6,
+            "p50": 2.5, "p95": 3.4, "tokens": 101, "ok": True, "repeats": repeats,
+            "tokens_total": sum(r["tokens"] for r in repeats), **changes}
+
+
+def test_a_live_case_keeps_each_run_of_its_repeats():
+    from rag_core.evals.runs.collect import _case, _CaseParts
+
+    case = _case(_CaseParts("flaky", seconds=9.0, live=a_live_property()))
+    assert case.live.tokens_total == 406 and [r.repeat for r in case.live.repeats] == [0, 1, 2, 3]
+    second = case.live.repeats[1]
+    assert (second.passed, second.seconds, second.tokens, second.retries) == (False, 2.5, 101, 1)
+    assert second.failures[0].check == "output" and second.failures[0].diff == "-Be brief.\n+Be very brief.\n"
+    back = CaseEntry.from_json(json.loads(json.dumps(case.to_json())))
+    assert back == case
+    # a record written before runs were kept, or a harness that sends none: the aggregate alone
+    older = _case(_CaseParts("flaky", live={k: v for k, v in a_live_property().items()
+                                            if k not in ("repeats", "tokens_total")}))
+    assert older.live.repeats == [] and older.live.tokens_total == 0 and older.live.passes == 3
+    assert "repeats" not in older.to_json()["live"]
+
+
+def test_a_live_runs_failures_are_bounded_and_screened_whoever_made_them():
+    from rag_core.evals.runs.collect import _case, _CaseParts
+
+    planted = "sk-proj-" + "H7q" * 14
+    leaky = a_failure(golden="x" * (bounds.VALUE_LIMIT * 2), diff=f"--- a\n+++ b\n-{planted}\n+Soak.\n").to_json()
+    prop = a_live_property(runs=bounds.REPEAT_LIMIT + 5)
+    prop["repeats"][1]["failures"] = [leaky]
+    case = _case(_CaseParts("flaky", live=prop))
+    assert len(case.live.repeats) == bounds.REPEAT_LIMIT and case.live.runs == bounds.REPEAT_LIMIT + 5
+    kept = case.live.repeats[1].failures[0]
+    assert "diff" in kept.withheld and planted not in json.dumps(case.to_json())
+    assert kept.truncated["golden"] > bounds.VALUE_LIMIT * 2 and len(kept.golden) < bounds.VALUE_LIMIT + 100
+
+
+def test_the_budget_counts_the_failures_of_live_runs_too(monkeypatch):
+    from rag_core.evals.runs.schema import LiveRepeat, LiveSummary
+
+    monkeypatch.setattr(bounds, "DETAIL_BUDGET", 200)
+    runs = [LiveRepeat(n, False, failures=[a_failure(golden="g" * 60, observed="o" * 60)]) for n in range(3)]
+    case = CaseEntry("flaky", "failed", live=LiveSummary(3, 0, 0.0, 0.5, 1.0, 1.0, 10, False, repeats=runs))
+    notes = bounds.keep_within_budget([case])
+    assert [r.failures[0].has_values for r in runs] == [True, False, False] and notes[0].startswith("2 failure(s)")
+
+
 # ------------------------------------------------------------------ the folder
 
 
@@ -383,6 +434,61 @@ def test_view_serves_the_page_on_loopback():
         assert server.url.startswith("http://127.0.0.1:")
         with urlopen(server.url + "any/path", timeout=10) as answer:
             assert answer.read() == b"<html>the report</html>"
+    finally:
+        server.close()
+
+
+def page_data(html: str) -> dict:
+    return json.loads(html.split('id="rag-core-data">', 1)[1].split("</script>", 1)[0])
+
+
+def three_records(folder: Path) -> list[Path]:
+    store = RunStore(folder)
+    return [store.write(a_run([CaseEntry("a", "passed" if day != 2 else "failed", failures=[] if day != 2 else [a_failure()])],
+                              run_id=f"2025030{day}T100000.000Z-00000{day}")) for day in (1, 2, 3)]
+
+
+def test_history_points_link_to_their_runs_reports_written_beside_the_page(tmp_path, capsys):
+    from rag_core.cli import main
+
+    first, second, third = three_records(tmp_path / "runs")
+    out = tmp_path / "site" / "report.html"
+    assert main(["report", "--runs-dir", str(tmp_path / "runs"), "-o", str(out), "--history-pages"]) == 0
+    assert "wrote the reports of 2 earlier run(s)" in capsys.readouterr().out
+    points = page_data(out.read_text())["history"]["points"]
+    assert [p["page"] for p in points] == [f"{first.stem}.html", f"{second.stem}.html", None]  # not this run's own
+    linked = page_data((out.parent / f"{second.stem}.html").read_text())
+    assert linked["run"]["id"] == second.stem and [p["page"] for p in linked["history"]["points"]] == [
+        f"{first.stem}.html", None]
+    assert (out.parent / f"{first.stem}.html").is_file() and not (out.parent / f"{third.stem}.html").exists()
+    # without --history-pages nothing is written beside it, and no point links to a missing page
+    plain = tmp_path / "plain" / "report.html"
+    assert main(["report", "--runs-dir", str(tmp_path / "runs"), "-o", str(plain)]) == 0
+    assert [p["page"] for p in page_data(plain.read_text())["history"]["points"]] == [None, None, None]
+    assert sorted(p.name for p in plain.parent.iterdir()) == ["report.html"]
+
+
+def test_view_serves_each_history_points_run_and_nothing_else(tmp_path):
+    from urllib.error import HTTPError
+    from urllib.request import urlopen
+
+    from rag_core.evals.report.html import HistoryPages, report_for
+    from rag_core.evals.report.serve import ReportServer
+
+    first, second, _ = three_records(tmp_path / "runs")
+    (tmp_path / "secret.json").write_text("{}")
+    report = report_for(tmp_path / "runs", linked=True, compare="previous")
+    server = ReportServer(report.html, pages=HistoryPages(tmp_path / "runs", compared=True).page)
+    try:
+        with urlopen(server.url + f"{second.stem}.html", timeout=10) as answer:
+            data = page_data(answer.read().decode())
+        assert data["run"]["id"] == second.stem and data["base"]["id"] == first.stem  # against the run before it
+        with urlopen(server.url + f"{first.stem}.html", timeout=10) as answer:
+            assert page_data(answer.read().decode())["base"] is None  # the oldest: nothing before it
+        with pytest.raises(HTTPError, match="404"):
+            urlopen(server.url + "20250309T100000.000Z-000009.html", timeout=10)
+        with urlopen(server.url + "..%2Fsecret.html", timeout=10) as answer:  # no record name: the page itself
+            assert page_data(answer.read().decode())["run"]["id"] == report.run.stem
     finally:
         server.close()
 

@@ -47,7 +47,7 @@ tolerance: 0.001
 VIEWS = [
     ("report-cases.png", "cases", "the cases against the run before: the regressed case first"),
     ("report-case.png", "case/with_markdown", "one case: golden | observed side by side, the diff highlighted"),
-    ("report-retrieval.png", "retrieval", "a suite's retrievers: best values marked, deltas and p-values"),
+    ("report-retrieval.png", "retrieval", "a suite's retrievers: best values marked, deltas, p-values, query changes"),
     ("report-queries.png", "retrieval/mini/bm25_flat", "one retriever's queries, the worst change first"),
     ("report-history.png", "history", "pass rate and gated metrics over the last runs"),
 ]

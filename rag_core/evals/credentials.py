@@ -75,8 +75,13 @@ _KEY_SHAPED = {
     "an AWS secret access key": re.compile(r"[A-Za-z0-9/+]{40}"),
 }
 
+# a unified diff's mark ("-" or "+" opening a line) glued to a token's front: no part of the token.
+# Run records and reports hold diffs, and a removed line "-sk-…" must not hide its key behind the
+# boundaries below (a "-" there reads as the inside of a run of token characters). A line may
+# also open after an escaped newline: a diff inside JSON text (a run record) or a quoted YAML string
+_DIFF_MARK = r"(?<=^[-+])|(?<=\n[-+])|(?<=\\n[-+])"
 # where a token may not start or end: inside a run of the characters tokens are made of
-_B = r"(?<![A-Za-z0-9_\-])"
+_B = r"(?:(?<![A-Za-z0-9_\-])|" + _DIFF_MARK + ")"
 _E = r"(?![A-Za-z0-9_\-])"
 
 
@@ -155,7 +160,8 @@ FAMILIES: tuple[Family, ...] = (
     _family("a PGP private key block", r"-----BEGIN PGP PRIVATE KEY BLOCK-----", "-----BEGIN PGP"),
     _family("a PuTTY private key", r"PuTTY-User-Key-File-\d+:", "PuTTY-User-Key-File-"),
     _family("a password in a URL (user:password@)",
-            r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}+://[^/\s:@\"']*+:[^/\s@\"']++@", "://", offset=None),
+            r"(?:(?<![A-Za-z0-9+.\-])|" + _DIFF_MARK + r")[A-Za-z][A-Za-z0-9+.\-]{0,31}+://[^/\s:@\"']*+:[^/\s@\"']++@",
+            "://", offset=None),
     _family("an npm token (npm_…)", _B + r"npm_[A-Za-z0-9]{36}" + _E, "npm_"),
     _family("a PyPI token (pypi-…)", _B + r"pypi-AgE[A-Za-z0-9_-]{50,}", "pypi-AgE"),
     _family("a SendGrid API key (SG.…)", _B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _E, "SG."),
@@ -167,7 +173,8 @@ FAMILIES: tuple[Family, ...] = (
     _family("an Azure shared access key (SharedAccessKey=…)", r"(?i:SharedAccessKey)=[A-Za-z0-9+/]{40,}",
             "sharedaccesskey="),
     _family("an Azure AD client secret (…Q~…)",
-            r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", "Q~", offset=4),
+            r"(?:(?<![A-Za-z0-9_~.\-])|" + _DIFF_MARK + r")[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+            "Q~", offset=4),
     _family("a Databricks token (dapi…)", _B + r"dapi[0-9a-f]{32}(?:-\d)?" + _E, "dapi"),
     _family("a Shopify token (shpat_…)", _B + r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}" + _E,
             "shpat_", "shpss_", "shpca_", "shppa_"),
@@ -218,7 +225,8 @@ _VALUE = re.compile(r"[ \t]*+(?:\\?[\"'`])?([^\s\"'`,;&<>\\(){}\[\]]{1,4096}+)")
 _LABEL_HINT = re.compile(r"(?i)key|token|secret|pass|pwd|pw|auth|cred|sig|cookie")
 # "the key is …", "API key for the billing account: …"
 _PROSE = re.compile(
-    r"(?i)(?<![\w\-])(?<!cache )(?<!page )(?<!sort )(?<!public )(?<!primary )(?<!foreign )(?<!idempotency )"
+    r"(?i)(?:(?<![\w\-])|" + _DIFF_MARK + r")"
+    r"(?<!cache )(?<!page )(?<!sort )(?<!public )(?<!primary )(?<!foreign )(?<!idempotency )"
     r"(key|token|secret|password)\s++(?:is|was|for\b[^:\n]{1,80}+:)\s*+:?\s*+[\"'`]?([A-Za-z0-9_\-./+=~]{16,512}+)"
 )
 _PROSE_HINTS = ("key ", "token ", "secret ", "password ")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -40,29 +41,81 @@ class Report:
     html: str
     run: Path
     base: Path | None
+    history: list[Path] = field(default_factory=list)  # the earlier runs its history shows, oldest first
 
 
-def report_for(folder: Path, run: str | None = None, compare: str | None = None, history: int = HISTORY) -> Report:
+def page_name(record: Path) -> str:
+    """The file name of a run's report beside the report that links to it from its history:
+    ``<record name>.html``. ``rag-core report --history-pages`` writes these files and
+    ``rag-core view`` serves them, so one relative link works from disk and from the server."""
+    return f"{record.stem}.html"
+
+
+def report_for(folder: Path, run: str | None = None, compare: str | None = None, history: int = HISTORY,
+               linked: bool = False, loaded: dict[Path, RunRecord] | None = None) -> Report:
     """The report of the record ``run`` (default: the newest in ``folder``), against ``compare``
-    (a record, or ``previous``: the one before it), with up to ``history`` runs of history.
+    (a record, or ``previous``: the one before it), with up to ``history`` runs of history, whose
+    points link to their runs' pages (``page_name``) when ``linked``. ``loaded``: records read
+    before, by path (several pages of one history read each record once).
     Raises RecordError naming what is missing or unreadable."""
     from rag_core.evals.report.view import build
     from rag_core.evals.runs.store import RunStore, load
 
+    def read(path: Path) -> RunRecord:
+        if loaded is None:
+            return load(path)
+        key = path.resolve()
+        if key not in loaded:
+            loaded[key] = load(path)
+        return loaded[key]
+
     store = RunStore(folder)
     run_path = store.resolve(run)
-    record = load(run_path)
+    record = read(run_path)
     base_path = None
     base = None
     if compare is not None:
         base_path = store.before(run_path) if compare == "previous" else store.resolve(compare)
-        base = load(base_path)
-    earlier: list[RunRecord] = []
+        base = read(base_path)
+    earlier: list[tuple[Path, RunRecord]] = []
     if run_path.parent.resolve() == store.folder.resolve():
         for path in store.history(run_path, history)[:-1]:
             try:
-                earlier.append(load(path))
+                earlier.append((path, read(path)))
             except RecordError:  # one unreadable old record leaves a gap in the history, not an error
                 continue
+    pages = {old.id: page_name(path) for path, old in earlier} if linked else {}
     title = f"rag-core run {record.id}" + (f" vs {base.id}" if base else "")
-    return Report(render(build(record, base, [*earlier, record]), title), run_path, base_path)
+    page = render(build(record, base, [*(old for _, old in earlier), record], pages), title)
+    return Report(page, run_path, base_path, [path for path, _ in earlier])
+
+
+class HistoryPages:
+    """The reports a page's history points link to (``page_name``), each built when first asked
+    for: served by ``rag-core view``, written by ``rag-core report --history-pages``. Each is its
+    run's report, against the run before it when the page linking to it was compared, and its
+    own history links on in turn."""
+
+    def __init__(self, folder: Path, compared: bool, history: int = HISTORY) -> None:
+        self.folder = folder
+        self.compared = compared
+        self.history = history
+        self.loaded: dict[Path, RunRecord] = {}
+        self.built: dict[str, str] = {}
+        self.lock = threading.Lock()  # the server answers requests on several threads
+
+    def page(self, name: str) -> str | None:
+        """The page called ``name`` (``<record name>.html``), or None when the folder holds no such
+        record: only record names are read, so no request reaches any other file."""
+        from rag_core.evals.runs.store import RunStore, is_record_name
+
+        record = self.folder / f"{name.removesuffix('.html')}.json"
+        if not name.endswith(".html") or not is_record_name(record.name) or not record.is_file():
+            return None
+        with self.lock:
+            if name not in self.built:
+                store = RunStore(self.folder)
+                compare = "previous" if self.compared and any(p.name < record.name for p in store.paths()) else None
+                self.built[name] = report_for(self.folder, str(record), compare, self.history, linked=True,
+                                              loaded=self.loaded).html
+            return self.built[name]

@@ -1,27 +1,50 @@
 """``rag-core view``: the report served from 127.0.0.1 to a browser, until stopped.
 
-The page is one file that needs nothing else, so the server answers every path with it: it
-listens on loopback only, and serves nothing from the disk.
+The page is one file that needs nothing else. The server answers ``/<record name>.html`` with
+that run's report (what a history point links to, built when asked for: ``html.HistoryPages``;
+404 when the folder has no such record) and every other path with the page itself. It listens
+on loopback only, and reads no file but the run records of its folder.
 """
 
 from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+from urllib.parse import unquote, urlsplit
+
+from rag_core.evals.runs.schema import RecordError
+from rag_core.evals.runs.store import is_record_name
 
 
 class ReportServer:
-    def __init__(self, html: str, port: int = 0) -> None:
+    def __init__(self, html: str, port: int = 0, pages: Callable[[str], str | None] | None = None) -> None:
         page = html.encode("utf-8")
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(page)))
+                name = unquote(urlsplit(self.path).path).lstrip("/")
+                body = page
+                stem = name.removesuffix(".html")
+                if pages is not None and name != stem and is_record_name(f"{stem}.json"):
+                    try:
+                        other = pages(name)
+                    except RecordError as exc:  # a record that cannot be read: said, not a traceback
+                        other, missing = None, str(exc)
+                    else:
+                        missing = f"no run record named {stem}"
+                    if other is None:
+                        return self._answer(404, f"{missing}\n".encode(), "text/plain; charset=utf-8")
+                    body = other.encode("utf-8")
+                self._answer(200, body, "text/html; charset=utf-8")
+
+            def _answer(self, status: int, body: bytes, kind: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
                 self.send_header("Cache-Control", "no-store")
                 self.end_headers()
-                self.wfile.write(page)
+                self.wfile.write(body)
 
             def log_message(self, format: str, *args: object) -> None:  # quiet: the terminal shows the URL only
                 pass

@@ -8,12 +8,12 @@ best values); the page's script only filters, sorts, pages and draws.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Mapping
 
 from rag_core.evals.report.sidebyside import rows, shown_text
 from rag_core.evals.runs.compare import CaseChange, RetrieverDelta, case_changes, retriever_deltas
 from rag_core.evals.runs.history import history, series
-from rag_core.evals.runs.schema import CaseEntry, FailureEntry, RetrieverEntry, RunRecord
+from rag_core.evals.runs.schema import CaseEntry, FailureEntry, LiveSummary, RetrieverEntry, RunRecord
 from rag_core.evals.runs.tally import tally
 
 
@@ -40,9 +40,16 @@ def _failure(failure: FailureEntry) -> dict[str, Any]:
     return out
 
 
+def _live(live: LiveSummary) -> dict[str, Any]:
+    """The aggregate, and each run with its failures as the page shows any failure."""
+    return {**live.to_json(), "repeats": [
+        {"repeat": r.repeat, "passed": r.passed, "seconds": round(r.seconds, 3), "tokens": r.tokens,
+         "retries": r.retries, "failures": [_failure(f) for f in r.failures]} for r in live.repeats]}
+
+
 def _detail(case: CaseEntry) -> dict[str, Any]:
     return {"reason": case.reason, "fixes": case.fixes, "failures": [_failure(f) for f in case.failures],
-            "live": case.live.to_json() if case.live else None, "recorded": case.recorded, "stale": case.stale}
+            "live": _live(case.live) if case.live else None, "recorded": case.recorded, "stale": case.stale}
 
 
 def _case_row(change: CaseChange | None, case: CaseEntry | None, before: CaseEntry | None) -> dict[str, Any]:
@@ -102,21 +109,24 @@ def _retrieval(run: RunRecord, base: RunRecord | None) -> list[dict[str, Any]]:
     return out
 
 
-def _history(records: list[RunRecord], current: str) -> dict[str, Any]:
+def _history(records: list[RunRecord], current: str, pages: Mapping[str, str]) -> dict[str, Any]:
     points = history(records)
     return {"series": series(points),
-            "points": [{**asdict(p), "current": p.id == current} for p in points]}
+            "points": [{**asdict(p), "current": p.id == current, "page": None if p.id == current else pages.get(p.id)}
+                       for p in points]}
 
 
-def build(run: RunRecord, base: RunRecord | None = None, earlier: list[RunRecord] | None = None) -> dict[str, Any]:
-    """The page's data. ``earlier``: the records of the history, oldest first, ending with ``run``."""
+def build(run: RunRecord, base: RunRecord | None = None, earlier: list[RunRecord] | None = None,
+          pages: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The page's data. ``earlier``: the records of the history, oldest first, ending with ``run``;
+    ``pages``: record id -> the address of that run's report, which its history point links to."""
     cases, details = _cases(run, base)
     return {
         "run": _about(run), "base": _about(base) if base else None,
         "summary": {"now": _summary(run), "before": _summary(base) if base else None,
                     "changes": _change_counts(cases) if base else None},
         "cases": cases, "details": details, "retrieval": _retrieval(run, base),
-        "history": _history(earlier or [run], run.id),
+        "history": _history(earlier or [run], run.id, pages or {}),
     }
 
 

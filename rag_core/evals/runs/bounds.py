@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 VALUE_LIMIT = 64 * 1024  # bytes of one golden value, one observed value, one diff, one message
 DETAIL_BUDGET = 8 * 1024 * 1024  # bytes of failure values and diffs one record keeps in all
+# runs of one --live --repeat case kept one by one (the aggregate counts them all): enough to see
+# how a flaky case fails, and a --repeat 10000 cannot make a record no browser opens
+REPEAT_LIMIT = 100
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -78,11 +81,13 @@ def bound_value(value: Any, limit: int = VALUE_LIMIT) -> tuple[Any, int | None]:
 
 
 def keep_within_budget(cases: list[CaseEntry]) -> list[str]:
-    """Keep failure values and diffs, in case order, until ``DETAIL_BUDGET`` is spent; later
-    failures keep their check, file, field and message. Notes saying what was left out."""
+    """Keep failure values and diffs, in case order (a case's own, then its live runs'), until
+    ``DETAIL_BUDGET`` is spent; later failures keep their check, file, field and message. Notes
+    saying what was left out."""
     spent, dropped = 0, 0
     for case in cases:
-        for failure in case.failures:
+        repeats = case.live.repeats if case.live else []
+        for failure in [*case.failures, *(f for repeat in repeats for f in repeat.failures)]:
             size = size_of([failure.golden, failure.observed, failure.diff]) if failure.has_values or failure.diff else 0
             if spent + size <= DETAIL_BUDGET:
                 spent += size

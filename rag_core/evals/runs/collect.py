@@ -122,7 +122,6 @@ class RunCollector:
     def record(self, exit_status: int) -> Any:
         from rag_core.evals.harness.plugin import record_mode
         from rag_core.evals.runs.git import git_state
-        from rag_core.evals.runs.retrieval import retriever_entry
         from rag_core.evals.runs.schema import RunOptions, RunRecord
         from rag_core.evals.runs.store import new_id
 
@@ -134,9 +133,19 @@ class RunCollector:
         record = RunRecord(id=new_id(), started=self.started.isoformat(timespec="seconds").replace("+00:00", "Z"),
                            seconds=time.monotonic() - self.clock, exit_status=exit_status,
                            git=git_state(Path(config.rootpath)), options=options)
-        record.cases = [_case(parts) for parts in self.cases.values()]
-        record.retrieval = [retriever_entry(summary, gate, seconds) for summary, gate, seconds in self.retrievers]
+        record.cases = self.case_entries()
+        record.retrieval = self.retriever_entries()
         return record
+
+    def case_entries(self) -> list[Any]:
+        """The golden cases of the session as the record keeps them (bounded, credentials withheld):
+        what ``--golden-report``'s markdown summary shows too."""
+        return [_case(parts) for parts in self.cases.values()]
+
+    def retriever_entries(self) -> list[Any]:
+        from rag_core.evals.runs.retrieval import retriever_entry
+
+        return [retriever_entry(summary, gate, seconds) for summary, gate, seconds in self.retrievers]
 
 
 def _arguments(args: tuple[str, ...] | list[str]) -> list[str]:
@@ -146,8 +155,8 @@ def _arguments(args: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def _case(parts: _CaseParts) -> Any:
-    from rag_core.evals.runs.failures import withheld_text
-    from rag_core.evals.runs.schema import CaseEntry, FailureEntry, LiveSummary
+    from rag_core.evals.runs.failures import live_summary, withheld_text
+    from rag_core.evals.runs.schema import CaseEntry, FailureEntry
 
     info = parts.case
     failures = [FailureEntry.from_json(f) for f in parts.failures.get("failures", [])]
@@ -164,4 +173,4 @@ def _case(parts: _CaseParts) -> Any:
     return CaseEntry(id=parts.id, status=status, seconds=parts.seconds, tokens=int(tokens),
                      recorded=bool(info.get("recorded")), stale=bool(info.get("stale")), failures=failures,
                      fixes=list(parts.failures.get("fixes", [])), reason=reason,
-                     live=LiveSummary.from_json(parts.live) if parts.live else None)
+                     live=live_summary(parts.live) if parts.live else None)

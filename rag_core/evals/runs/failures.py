@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rag_core.evals.runs.bounds import VALUE_LIMIT, bound_value, cut_text
-from rag_core.evals.runs.schema import FailureEntry
+from rag_core.evals.runs.bounds import REPEAT_LIMIT, VALUE_LIMIT, bound_value, cut_text
+from rag_core.evals.runs.schema import FailureEntry, LiveSummary
 
 if TYPE_CHECKING:
     from rag_core.evals.harness.failure import Failure
@@ -32,35 +32,46 @@ def _withheld(value: Any) -> str | None:
 def entry(failure: Failure) -> FailureEntry:
     out = FailureEntry(check=failure.check, source=failure.source, where=failure.where, field=failure.field,
                        fix=failure.fix, label=list(failure.label) if isinstance(failure.label, tuple) else failure.label)
-    out.message = _text_field(out, "message", failure.message)
-    if failure.compares_values:
+    return _held(out, failure.message, failure.golden, failure.observed, failure.diff(), failure.compares_values)
+
+
+def screened(made: FailureEntry) -> FailureEntry:
+    """A failure another part of the harness made (a ``--live`` run's, sent as JSON) held to the same
+    bounds and the same detector as ``entry``'s: the record trusts no producer to have done it."""
+    out = FailureEntry(check=made.check, source=made.source, where=made.where, field=made.field, fix=made.fix,
+                       label=made.label, truncated=dict(made.truncated), withheld=list(made.withheld))
+    return _held(out, made.message, made.golden, made.observed, made.diff, made.has_values)
+
+
+def _held(out: FailureEntry, message: str, golden: Any, observed: Any, diff: str, has_values: bool) -> FailureEntry:
+    out.message = _text_field(out, "message", message)
+    if has_values:
         out.has_values = True
-        for name in ("golden", "observed"):
-            value, full = bound_value(getattr(failure, name))
+        for name, given in (("golden", golden), ("observed", observed)):
+            value, full = bound_value(given)
             if full is not None:
                 out.truncated[name] = full
             reason = _withheld(value)
             if reason:
-                out.withheld.append(name)
+                _note_withheld(out, name)
                 value = reason
             setattr(out, name, value)
-        out.diff = _text_field(out, "diff", failure.diff())
+    out.diff = _text_field(out, "diff", diff) if diff else ""
     return out
 
 
-def _without_diff_marks(diff: str) -> str:
-    """A diff's lines without their first column: the detector looks for a credential after a
-    boundary, and "-" or "+" glued to its front would hide it."""
-    return "\n".join(line[1:] for line in diff.splitlines())
+def _note_withheld(out: FailureEntry, name: str) -> None:
+    if name not in out.withheld:
+        out.withheld.append(name)
 
 
 def _text_field(out: FailureEntry, name: str, text: str) -> str:
     text, full = cut_text(text, VALUE_LIMIT)
     if full is not None:
         out.truncated[name] = full
-    reason = _withheld(text) or (_withheld(_without_diff_marks(text)) if name == "diff" else None)
+    reason = _withheld(text)  # the detector reads a diff's lines whatever mark opens them
     if reason:
-        out.withheld.append(name)
+        _note_withheld(out, name)
         return reason
     return text
 
@@ -73,4 +84,15 @@ def case_property(result: CaseResult) -> tuple[str, dict[str, Any]]:
 def withheld_text(text: str) -> str:
     """A free text (a failure's report, a skip reason), bounded, or the note that it was withheld."""
     text, _ = cut_text(text, VALUE_LIMIT)
-    return _withheld(text) or _withheld(_without_diff_marks(text)) or text  # it may hold a diff
+    return _withheld(text) or text
+
+
+def live_summary(data: dict[str, Any]) -> LiveSummary:
+    """A case's ``rag_core_live`` property as the record keeps it: the aggregate, and its first
+    ``REPEAT_LIMIT`` runs with their failures bounded and screened (a property without runs, from
+    a harness that sent none, gives a summary without them)."""
+    summary = LiveSummary.from_json(data)
+    summary.repeats = summary.repeats[:REPEAT_LIMIT]
+    for repeat in summary.repeats:
+        repeat.failures = [screened(failure) for failure in repeat.failures]
+    return summary

@@ -63,8 +63,32 @@ class FailureEntry:
 
 
 @dataclass
+class LiveRepeat:
+    """One run of a case under ``--live --repeat N``: its verdict, time, tokens, retries, failures."""
+
+    repeat: int  # from 0, in the order the runs were made
+    passed: bool
+    seconds: float = 0.0
+    tokens: int = 0
+    retries: int = 0  # provider calls retried in this run
+    failures: list[FailureEntry] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"repeat": self.repeat, "passed": self.passed, "seconds": round(self.seconds, 4),
+                **_present(tokens=self.tokens, retries=self.retries, failures=[f.to_json() for f in self.failures])}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LiveRepeat:
+        return cls(repeat=int(data.get("repeat", 0)), passed=bool(data.get("passed", False)),
+                   seconds=float(data.get("seconds", 0.0)), tokens=int(data.get("tokens", 0)),
+                   retries=int(data.get("retries", 0)),
+                   failures=[FailureEntry.from_json(f) for f in data.get("failures", [])])
+
+
+@dataclass
 class LiveSummary:
-    """A case's runs under ``--live``: pass rate against its minimum, latency, tokens."""
+    """A case's runs under ``--live``: pass rate against its minimum, latency, tokens, and each run
+    (records written before runs were kept have none)."""
 
     runs: int
     passes: int
@@ -72,20 +96,25 @@ class LiveSummary:
     min_pass_rate: float
     p50: float
     p95: float
-    tokens: int
+    tokens: int  # the median run's
     ok: bool
+    tokens_total: int = 0  # every run's together
+    repeats: list[LiveRepeat] = field(default_factory=list)  # in run order; at most bounds.REPEAT_LIMIT
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "passes": self.passes, "pass_rate": round(self.pass_rate, 6),
                 "min_pass_rate": self.min_pass_rate, "p50": round(self.p50, 4), "p95": round(self.p95, 4),
-                "tokens": self.tokens, "ok": self.ok}
+                "tokens": self.tokens, "ok": self.ok,
+                **_present(tokens_total=self.tokens_total, repeats=[r.to_json() for r in self.repeats])}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LiveSummary:
         return cls(runs=int(data.get("runs", 0)), passes=int(data.get("passes", 0)),
                    pass_rate=float(data.get("pass_rate", 0.0)), min_pass_rate=float(data.get("min_pass_rate", 0.0)),
                    p50=float(data.get("p50", 0.0)), p95=float(data.get("p95", 0.0)),
-                   tokens=int(data.get("tokens", 0)), ok=bool(data.get("ok", False)))
+                   tokens=int(data.get("tokens", 0)), ok=bool(data.get("ok", False)),
+                   tokens_total=int(data.get("tokens_total", 0)),
+                   repeats=[LiveRepeat.from_json(r) for r in data.get("repeats", [])])
 
 
 @dataclass

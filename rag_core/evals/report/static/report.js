@@ -238,11 +238,34 @@
         failure.diff ? el("details", { open: true }, el("summary", { text: "unified diff" }), diffBlock(failure.diff)) : null));
   }
 
+  // a --live case: the aggregate, then each run (--repeat N) with its verdict, time, tokens,
+  // retries and failures; records made before runs were kept have the aggregate only
+  function liveBlock(live) {
+    const head = el("p", { class: "live-summary", text: "live: " + live.passes + " of " + live.runs + " runs passed (" +
+      Math.round(live.pass_rate * 100) + "%, minimum " + Math.round(live.min_pass_rate * 100) + "%), p50 " +
+      fmt(live.p50, 2) + " s, p95 " + fmt(live.p95, 2) + " s, " + live.tokens + " tokens per run" +
+      (live.tokens_total ? ", " + live.tokens_total + " in all" : "") });
+    const repeats = live.repeats || [];
+    if (!repeats.length) return head;
+    const failing = repeats.filter((r) => r.failures.length);
+    return el("div", { class: "live" }, head,
+      repeats.length < live.runs ? el("p", { class: "note", text: "the first " + repeats.length + " of " + live.runs + " runs are kept" }) : null,
+      el("table", { id: "repeats" },
+        el("thead", {}, el("tr", {}, el("th", { text: "run" }), el("th", { text: "result" }), el("th", { class: "num", text: "seconds" }),
+          el("th", { class: "num", text: "tokens" }), el("th", { class: "num", text: "retries" }), el("th", { text: "failed checks" }))),
+        el("tbody", {}, repeats.map((r, n) => el("tr", { class: "repeat-row", "data-repeat": String(r.repeat) },
+          el("td", { text: "run " + (n + 1) }), el("td", {}, badge(r.passed ? "passed" : "failed")),
+          el("td", { class: "num", text: fmt(r.seconds, 2) }), el("td", { class: "num", text: String(r.tokens) }),
+          el("td", { class: "num", text: String(r.retries) }),
+          el("td", { text: r.failures.map((f) => (f.field && f.field !== f.check ? f.check + " " + f.field : f.check)).join(", ") || "–" }))))),
+      failing.map((r) => el("details", { class: "repeat", "data-repeat": String(r.repeat), open: failing.length <= 3 },
+        el("summary", { text: "run " + (repeats.indexOf(r) + 1) + ": " + r.failures.length + " failed check(s)" }),
+        r.failures.map(failureCard))));
+  }
+
   function detailBody(detail) {
     return el("div", { class: "detail" },
-      detail.live ? el("p", { text: "live: " + detail.live.passes + " of " + detail.live.runs + " runs passed (" +
-        Math.round(detail.live.pass_rate * 100) + "%, minimum " + Math.round(detail.live.min_pass_rate * 100) + "%), p50 " +
-        fmt(detail.live.p50, 2) + " s, p95 " + fmt(detail.live.p95, 2) + " s, " + detail.live.tokens + " tokens per run" }) : null,
+      detail.live ? liveBlock(detail.live) : null,
       detail.stale ? el("p", { class: "note", text: "its cassette no longer matches what the agent sends" }) : null,
       detail.reason ? el("pre", { class: "reason", text: detail.reason }) : null,
       detail.failures.map(failureCard),
@@ -291,7 +314,8 @@
       for (const r of suite.retrievers) {
         for (const failure of r.gate_failures) main.append(el("div", { class: "note down", text: r.name + ": " + failure }));
       }
-      main.append(recallChart(suite));
+      main.append(el("div", { class: "charts", "data-suite": suite.suite }, recallChart(suite),
+        suite.retrievers.map((r) => changeChart(suite, r))));
     }
   }
 
@@ -322,7 +346,8 @@
         known.map(([i, v]) => {
           const dot = svg("circle", { cx: x(i), cy: y(v), r: 4, fill: colour, class: i === currentIndex ? "current" : "" },
             svg("title", { text: pointTitle(line, i, v) }));
-          return pointLink ? svg("a", { href: pointLink(i) }, dot) : dot;
+          const href = pointLink ? pointLink(i) : null;
+          return href ? svg("a", { href: href, class: "run-link" }, dot) : dot;
         })];
     });
     return el("div", { class: "chart" }, el("div", { class: "label", text: title }),
@@ -335,8 +360,59 @@
     const curves = suite.retrievers.filter((r) => r.recall_curve.length);
     if (!curves.length) return null;
     const depth = Math.max(...curves.map((r) => r.recall_curve.length));
-    return el("div", { class: "charts" }, lineChart("recall@k, k = 1.." + depth, curves.map((r) => ({ name: r.name, values: r.recall_curve })),
-      depth, 0, 1, (line, i, v) => line.name + ": recall@" + (i + 1) + " = " + fmt(v), null, -1));
+    return lineChart("recall@k, k = 1.." + depth, curves.map((r) => ({ name: r.name, values: r.recall_curve })),
+      depth, 0, 1, (line, i, v) => line.name + ": recall@" + (i + 1) + " = " + fmt(v), null, -1);
+  }
+
+  // one tooltip for the page: a chart's bar shows its query here while the pointer is on it
+  const tip = el("div", { class: "tip", id: "tip", role: "tooltip" });
+  function showTip(event, ...lines) {
+    tip.replaceChildren(...lines);
+    tip.classList.add("shown");
+    const room = window.innerWidth - tip.offsetWidth - 8;
+    tip.style.left = Math.max(4, Math.min(event.clientX + 14, room)) + "px";
+    tip.style.top = (event.clientY + 14) + "px";
+  }
+  function hideTip() { tip.classList.remove("shown"); }
+
+  // each judged query's change in the primary metric since BASE, worst first: a bar per query, down
+  // for worse, up for better; hovering shows the query, clicking opens it. A full-height hit area
+  // per query keeps a bar of a tiny change (or of 300 queries in 412 pixels) easy to point at
+  function changeChart(suite, r) {
+    if (!COMPARED || !r.delta) return null;
+    const primary = suite.metrics[0];
+    const changes = Object.entries(r.queries).filter(([, q]) => q.before !== undefined && q.metrics[primary] !== undefined)
+      .map(([id, q]) => ({ id: id, now: q.metrics[primary], before: q.before, delta: q.metrics[primary] - q.before }))
+      .sort((a, b) => a.delta - b.delta || (a.id < b.id ? -1 : 1));
+    if (!changes.some((c) => Math.abs(c.delta) > 1e-12)) return null;  // nothing moved: the table's 0 says it
+    const width = 460, height = 180, left = 38, right = 10, top = 10, bottom = 12;
+    const reach = Math.max(0.05, ...changes.map((c) => Math.abs(c.delta)));
+    const y = (v) => top + (reach - v) / (2 * reach) * (height - top - bottom);
+    const step = (width - left - right) / changes.length;
+    const grid = [-reach, 0, reach].map((v) => [
+      svg("line", { class: "axis", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
+      svg("text", { x: 2, y: y(v) + 3, text: (v > 0 ? "+" : "") + fmt(v, 2) })]);
+    const bars = changes.map((c, n) => {
+      const kind = c.delta < -1e-12 ? "worse" : c.delta > 1e-12 ? "better" : "same";
+      const x = left + n * step;
+      const text = (suite.queries[c.id] || {}).text || "(no text recorded)";
+      const bar = svg("g", { class: "qbar " + kind, "data-query": c.id, tabindex: "0",
+        "aria-label": c.id + ": " + text + ", " + primary + " " + fmt(c.before) + " to " + fmt(c.now) },
+        svg("rect", { class: "hit", x: x, y: top, width: Math.max(step, 1), height: height - top - bottom }),
+        svg("rect", { class: "value", x: x + (step > 3 ? step * 0.1 : 0), width: Math.max(step > 3 ? step * 0.8 : step, 1),
+          y: Math.min(y(c.delta), y(0)), height: Math.max(Math.abs(y(c.delta) - y(0)), kind === "same" ? 1 : 2) }));
+      const show = (event) => showTip(event, el("strong", { text: "query " + c.id }), el("div", { class: "tip-text", text: text }),
+        el("div", { class: "mono", text: primary + " " + fmt(c.before) + " → " + fmt(c.now) + " (" + signed(c.delta) + ")" }));
+      bar.addEventListener("mouseenter", show);
+      bar.addEventListener("mousemove", show);
+      bar.addEventListener("mouseleave", hideTip);
+      bar.addEventListener("click", () => { hideTip(); location.hash = hashOf("query", suite.suite, r.name, c.id); });
+      return bar;
+    });
+    const worse = changes.filter((c) => c.delta < -1e-12).length, better = changes.filter((c) => c.delta > 1e-12).length;
+    const title = r.name + ": " + primary + " per query since BASE (" + worse + " worse, " + better + " better)";
+    return el("div", { class: "chart change-chart", "data-retriever": r.name }, el("div", { class: "label", text: title }),
+      svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": title }, grid, bars));
   }
 
   function retrieverView(main, suiteName, name) {
@@ -415,21 +491,26 @@
     const h = DATA.history;
     const points = h.points;
     const current = points.findIndex((p) => p.current);
-    main.append(el("p", { class: "muted", text: points.length + " run(s), oldest first; hover a point for its run" }));
+    // a point opens its run's report (rag-core view serves them; rag-core report --history-pages writes them)
+    const linked = points.some((p) => p.page);
+    main.append(el("p", { class: "muted", text: points.length + " run(s), oldest first; hover a point for its run" +
+      (linked ? ", click it to open that run's report" : points.length > 1 ? " (rag-core report --history-pages links each to its run's report)" : "") }));
     const titleOf = (line, i, v) => points[i].id + (points[i].commit ? " @ " + points[i].commit.slice(0, 10) : "") + ": " + line.name + " = " + fmt(v, 3);
-    const charts = [lineChart("pass rate", [{ name: "pass rate", values: points.map((p) => p.pass_rate) }], points.length, 0, 1, titleOf, null, current)];
+    const pageOf = (i) => points[i].page;
+    const charts = [lineChart("pass rate", [{ name: "pass rate", values: points.map((p) => p.pass_rate) }], points.length, 0, 1, titleOf, pageOf, current)];
     for (const name of h.series) {
       const values = points.map((p) => (p.metrics[name] === undefined ? null : p.metrics[name]));
       const known = values.filter((v) => v !== null);
       const low = Math.max(0, Math.min(...known) - 0.05), high = Math.min(1, Math.max(...known) + 0.05);
-      charts.push(lineChart(name, [{ name: name, values: values }], points.length, low, high, titleOf, null, current));
+      charts.push(lineChart(name, [{ name: name, values: values }], points.length, low, high, titleOf, pageOf, current));
     }
     main.append(el("div", { class: "charts", id: "history-charts" }, charts));
     main.append(el("table", { id: "history" }, el("thead", {}, el("tr", {}, el("th", { text: "run" }), el("th", { text: "started" }),
       el("th", { text: "commit" }), el("th", { class: "num", text: "cases" }), el("th", { class: "num", text: "failed" }),
       el("th", { class: "num", text: "pass rate" }), h.series.map((s) => el("th", { class: "num", text: s })))),
     el("tbody", {}, points.slice().reverse().map((p) => el("tr", { class: p.current ? "current" : "" },
-      el("td", { class: "mono" }, p.id, p.current ? el("span", { class: "muted", text: " (this run)" }) : null),
+      el("td", { class: "mono" }, p.page ? el("a", { href: p.page, class: "run-link", text: p.id }) : p.id,
+        p.current ? el("span", { class: "muted", text: " (this run)" }) : null),
       el("td", { text: p.started }), el("td", { class: "mono", text: p.commit ? p.commit.slice(0, 10) + (p.dirty ? " (dirty)" : "") : "–" }),
       el("td", { class: "num", text: String(p.cases) }), el("td", { class: "num", text: String(p.failed) }),
       el("td", { class: "num", text: p.pass_rate === null ? "–" : Math.round(p.pass_rate * 1000) / 10 + "%" }),
@@ -441,6 +522,7 @@
     const parts = location.hash.replace(/^#/, "").split("/").map(decodeURIComponent);
     const main = document.getElementById("view");
     main.replaceChildren();
+    hideTip();
     const tab = parts[0] === "case" || parts[0] === "" ? "cases" : parts[0] === "query" ? "retrieval" : parts[0];
     for (const name of ["cases", "retrieval", "history"]) {
       document.getElementById("tab-" + name).classList.toggle("active", name === tab);
@@ -456,6 +538,7 @@
 
   header();
   summary();
+  document.body.append(tip);
   window.addEventListener("hashchange", route);
   route();
 })();

@@ -1,0 +1,199 @@
+"""The markdown summary of a run, for a CI job summary (``pytest --golden-report FILE``, ``rag-core
+merge --summary FILE``): the counts, then each failing case under a heading and an anchor of its
+own, with its failures, its diff, and links to the case in the HTML report and to the CI run whose
+artifacts hold that report.
+
+Built from the record's typed cases, which are bounded and hold no credential (``runs/failures.py``
+withheld it), so the summary shows what the report shows; the file is screened once more when it is
+written. GitHub caps a job summary at 1 MiB, and a shared prompt edit can fail thousands of cases:
+the first ``CASE_LIMIT`` failing cases get a section, each diff is cut to ``DIFF_LIMIT`` and diffs
+are kept until ``DIFF_BUDGET`` is spent; the report has the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+from urllib.parse import quote
+
+from rag_core.evals.runs.bounds import cut_text
+from rag_core.evals.runs.schema import CaseEntry, FailureEntry, RetrieverEntry
+
+CASE_LIMIT = 100  # failing cases with a section of their own
+DIFF_LIMIT = 16 * 1024  # bytes of one case's diff
+DIFF_BUDGET = 256 * 1024  # bytes of diffs in all: well under GitHub's 1 MiB for the whole summary
+REPORT_FILE = "rag-core-report.html"  # what the workflow `rag-core init` writes names the report
+REPORT_URL_VARIABLE = "RAG_CORE_REPORT_URL"  # where CI publishes the report, when it does
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where the summary's reader finds the HTML report and the CI run."""
+
+    report: str = REPORT_FILE  # a URL, or a path relative to the summary
+    run: str | None = None  # the CI run's page, which lists its artifacts (GitHub Actions only)
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str]) -> Links:
+        """The report at ``RAG_CORE_REPORT_URL`` (default: the workflow's file name), and the GitHub
+        Actions run when GitHub's variables name one."""
+        server, repository, run_id = (env.get(name, "").strip().rstrip("/") for name in
+                                      ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+        run = f"{server}/{repository}/actions/runs/{run_id}" if server and repository and run_id else None
+        return cls(report=env.get(REPORT_URL_VARIABLE, "").strip() or REPORT_FILE, run=run)
+
+    @property
+    def report_is_url(self) -> bool:
+        return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", self.report))
+
+    def case(self, case_id: str) -> str:
+        """The report opened at one case (the page's ``#case/<id>`` view)."""
+        return f"{self.report.split('#', 1)[0]}#case/{quote(case_id, safe='')}"
+
+
+def summary(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
+            retrieval: list[RetrieverEntry] | None = None) -> str:
+    failed = [case for case in cases if case.status == "failed"]
+    statuses = [case.status for case in cases]
+    lines = [
+        "## rag-core golden cases",
+        "",
+        "| cases | failed | new goldens | goldens updated | recorded | stale cassettes | tokens in recordings |",
+        "|---|---|---|---|---|---|---|",
+        f"| {len(cases)} | {len(failed)} | {statuses.count('new')} | {statuses.count('updated')} "
+        f"| {sum(c.recorded for c in cases)} | {sum(c.stale for c in cases)} | {sum(c.tokens for c in cases)} |",
+        "",
+    ]
+    for title, chosen in (("Stale cassettes", [c.id for c in cases if c.stale]),
+                          ("New goldens (to review)", [c.id for c in cases if c.status == "new"]),
+                          ("Goldens updated", [c.id for c in cases if c.status == "updated"]),
+                          ("Orphans (no case uses them)", orphans or [])):
+        if chosen:
+            lines += [f"**{title}:** " + ", ".join(_code(name) for name in chosen), ""]
+    lines += _where(links)
+    lines += _gates(retrieval or [])
+    if failed:
+        lines += _failed(failed, links)
+    return "\n".join(lines)
+
+
+def _where(links: Links) -> list[str]:
+    parts = [f"HTML report: {_report_link(links, links.report, 'rag-core report')}"]
+    if links.run:
+        parts.append(f"[the CI run and its artifacts]({links.run}#artifacts)")
+    return [" · ".join(parts), ""]
+
+
+def _report_link(links: Links, href: str, label: str) -> str:
+    """A link into the report. A relative path in a GitHub job summary would resolve against
+    github.com: there it is named (the file is in the run's artifacts), not linked."""
+    if links.report_is_url or links.run is None:
+        return f"[{label}]({href})"
+    return f"{_code(href)} in the run's artifacts"
+
+
+def _gates(retrieval: list[RetrieverEntry]) -> list[str]:
+    if not retrieval:
+        return []
+    lines = ["### Retrieval gates", "", "| retriever | gate | primary metric | why |", "|---|---|---|---|"]
+    for entry in retrieval:
+        primary = entry.primary
+        value = f"{primary} {entry.metrics[primary]:.4f}" if primary is not None else "–"
+        lines.append(f"| {_code(entry.key, cell=True)} | {entry.gate} | {value} | "
+                     f"{_cell('; '.join(entry.gate_failures)) or '–'} |")
+    return [*lines, ""]
+
+
+def _failed(failed: list[CaseEntry], links: Links) -> list[str]:
+    anchors = _anchors([case.id for case in failed[:CASE_LIMIT]])
+    lines = ["### Failed", "", "| case | what failed | report |", "|---|---|---|"]
+    for case in failed[:CASE_LIMIT]:
+        checks = ", ".join(dict.fromkeys(_what(f) for f in case.failures)) or "before any check"
+        lines.append(f"| [{_code(case.id, cell=True)}](#{anchors[case.id]}) | {_cell(checks)} | "
+                     f"{_report_link(links, links.case(case.id), 'open').replace('|', '%7C')} |")
+    lines.append("")
+    budget = DIFF_BUDGET
+    for case in failed[:CASE_LIMIT]:
+        body, label = _body(case)
+        body, _ = cut_text(body, DIFF_LIMIT)
+        size = len(body.encode("utf-8"))
+        lines += [f'<a id="{anchors[case.id]}"></a>', "", f"#### {_code(case.id)}", ""]
+        items = [_failure_line(f) for f in case.failures]
+        if case.live is not None:
+            live = case.live
+            items.append(f"- live: {live.passes} of {live.runs} runs passed ({live.pass_rate:.0%}, "
+                         f"minimum {live.min_pass_rate:.0%})")
+        lines += [*items, ""] if items else []
+        lines += [f"In the HTML report: {_report_link(links, links.case(case.id), 'open this case')}", ""]
+        if size > budget:
+            lines += [f"<details><summary>{label} left out</summary>", "",
+                      "The summary spent its space on the cases above; the report has it.", "", "</details>", ""]
+            continue
+        budget -= size
+        fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+        lines += [f"<details><summary>{label}</summary>", "", f"{fence}{'diff' if label == 'diff' else ''}",
+                  body.rstrip(), fence, "", "</details>", ""]
+    if len(failed) > CASE_LIMIT:
+        lines += [f"… and {len(failed) - CASE_LIMIT} more failing cases: the HTML report lists them all.", ""]
+    return lines
+
+
+def _body(case: CaseEntry) -> tuple[str, str]:
+    """What a failing case's collapsed block holds: its diffs, else what pytest reported (a case
+    that failed before any check), else its messages; and the block's label."""
+    diffs = [f.diff for f in case.failures if f.diff]
+    if diffs:
+        return "\n".join(diff.rstrip("\n") for diff in diffs), "diff"
+    if case.reason:
+        return case.reason, "what pytest reported"
+    return "\n".join(f.message for f in case.failures), "messages"
+
+
+def _what(failure: FailureEntry) -> str:
+    """A failure in a few words: its check, and the field it checked when that says more."""
+    return failure.check if failure.field in ("", failure.check) else f"{failure.check} {failure.field}"
+
+
+def _failure_line(failure: FailureEntry) -> str:
+    place = f"{failure.where}:{failure.field}" if failure.where else failure.field
+    line = f"- **{failure.check}** {_code(place)}"
+    if failure.message:
+        line += f": {_inline(failure.message)}"
+    if failure.fix:
+        line += f" (fix: {_code(failure.fix)})"
+    return line
+
+
+def _anchors(ids: list[str]) -> dict[str, str]:
+    """An HTML id per case, unique even when two ids differ only in what the slug drops."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for case_id in ids:
+        base = "rag-core-case-" + (re.sub(r"[^a-z0-9_-]+", "-", case_id.lower()).strip("-") or "case")
+        slug, number = base, 2
+        while slug in taken:
+            slug, number = f"{base}-{number}", number + 1
+        taken.add(slug)
+        out[case_id] = slug
+    return out
+
+
+def _code(text: str, cell: bool = False) -> str:
+    """``text`` as a code span: fenced by more backticks than it holds (a table cell's bars escaped)."""
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    span = f"{ticks}{pad}{text}{pad}{ticks}"
+    return span.replace("|", "\\|") if cell else span
+
+
+def _inline(text: str) -> str:
+    """A message on one line: its first line, bounded (the report has it whole), its "<" escaped so
+    no text in it opens an HTML element in the summary."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    first = (first[:300] + "…") if len(first) > 300 else first
+    return first.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def _cell(text: str) -> str:
+    return _inline(text).replace("|", "\\|")
