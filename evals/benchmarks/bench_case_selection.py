@@ -2,12 +2,12 @@
 
     python -m evals.benchmarks.bench_case_selection [--cases 3000] [--runs 5]
 
-Builds a throwaway ``rag-core init`` project, copies its example case ``--cases`` times, and
-times ``pytest evals --case <one> --collect-only`` there and in the same project with the
-example alone: each a fresh process, the two in turn, the CPU time of each (user + system, the
-child's own accounting: a busy machine does not inflate it). Every case file is read and
-validated at configure time (duplicate ids, cassettes and goldens are checked across all of
-them), so this is the per-file cost of reading a case, times the number of files.
+Builds a throwaway ``rag-core init`` project, copies its example case ``--cases`` times
+(``golden_project.py``), and times ``pytest evals --case <one> --collect-only`` there and in the
+same project with the example alone: each a fresh process, the two in turn, the CPU time of each
+(user + system, the child's own accounting: a busy machine does not inflate it). Under ``--case``
+the other files are only skimmed (``harness/discovery.py``), and pytest still makes a deselected
+test of each, so this is the per-file cost of skimming a case file and of pytest's own item.
 """
 
 from __future__ import annotations
@@ -22,16 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-
-def project(folder: Path, copies: int) -> Path:
-    subprocess.run([sys.executable, "-c", "import sys; from rag_core.cli import main; sys.exit(main(sys.argv[1:]))",
-                    "init", str(folder)], check=True, capture_output=True)
-    goldens = folder / "fixtures" / "goldens"
-    example = (goldens / "example_agentic_rag.yaml").read_text()
-    for number in range(copies):
-        (goldens / f"copy_{number:05d}.yaml").write_text(
-            example.replace("id: example_agentic_rag", f"id: copy_{number:05d}"))
-    return folder
+from evals.benchmarks.golden_project import project
 
 
 def cpu_seconds(folder: Path) -> float:

@@ -5,7 +5,12 @@
 * per-case cost of ``run_case`` for a replayed two-round case (cassette load, agent run
   through the SDK, observation, golden comparison), without pytest around it;
 * the share of that which is the agent run itself (cassette replay, no harness);
-* the wall time of ``pytest evals/test_goldens.py`` (all golden cases), in a fresh process.
+* the wall time of ``pytest evals/test_goldens.py`` (all golden cases), in a fresh process;
+* with ``--record``: recording a case against the emulator (``--record-mode=all --emulator``,
+  ``run_case`` in-process) against replaying the same case, the two in turn, CPU time: the
+  ``rag-core init`` example, in a throwaway project (``golden_project.py``);
+* with ``--server``: one request to ``rag-core emulator serve`` through the openai SDK on a
+  kept-alive connection (the server is for recording by hand and for tests, not the harness).
 """
 
 from __future__ import annotations
@@ -35,11 +40,70 @@ def median_ms(fn, runs: int) -> tuple[float, float]:
     return statistics.median(samples), samples[int(0.95 * (len(samples) - 1))]
 
 
+def cpu_ms(fn) -> float:
+    started = time.process_time()
+    fn()
+    return (time.process_time() - started) * 1000
+
+
+def record_against_replay(runs: int) -> None:
+    """Recording the init example against the emulator, and replaying it, in turn: CPU ms each."""
+    import tempfile
+
+    from evals.benchmarks.golden_project import EXAMPLE, project, remove
+
+    folder = project(Path(tempfile.mkdtemp(prefix="rag-core-bench-record-")) / "project", 0, recorded=True)
+    try:
+        [case] = parse_case_file(folder / "fixtures" / "goldens" / f"{EXAMPLE}.yaml")
+        replay = Settings(cassettes_dir=folder / "cassettes", fixtures_dir=folder / "fixtures")
+        record = Settings(cassettes_dir=folder / "cassettes", fixtures_dir=folder / "fixtures", record_mode="all",
+                          emulator=True)
+
+        def played(settings: Settings) -> None:
+            assert not run_case(case, settings).failures
+
+        played(replay), played(record)  # warm: imports, the corpus's index, the SDK's client
+        pairs = [(cpu_ms(lambda: played(record)), cpu_ms(lambda: played(replay))) for _ in range(runs)]
+        recorded, replayed = statistics.median(r for r, _ in pairs), statistics.median(p for _, p in pairs)
+        print(f"record the init example against the emulator: median {recorded:.2f} ms CPU; replay it: median "
+              f"{replayed:.2f} ms CPU; ratio {statistics.median(r / p for r, p in pairs):.2f} (median of {runs})")
+    finally:
+        remove(folder.parent)
+
+
+def server_request(runs: int) -> None:
+    """Requests to the emulator's HTTP server through the openai SDK, one kept-alive connection."""
+    import openai
+
+    from rag_core.evals.emulator.script import ScriptedTurn
+    from rag_core.evals.emulator.server import EmulatorServer
+
+    server = EmulatorServer()
+    try:
+        server.load([], seed="bench", then=ScriptedTurn(text="Soak the noodles."))
+        client = openai.OpenAI(api_key="sk-bench", base_url=f"{server.url}/v1", max_retries=0)
+
+        def ask() -> None:
+            client.chat.completions.create(model="gpt-5.2", messages=[{"role": "user", "content": "pad thai?"}])
+
+        p50, p95 = median_ms(ask, runs)
+        print(f"rag-core emulator serve, one request through the openai SDK (kept-alive): median {p50:.2f} ms, "
+              f"p95 {p95:.2f} ms")
+    finally:
+        server.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--pytest-runs", type=int, default=3, help="how many times to time `pytest evals/`")
+    parser.add_argument("--record", action="store_true", help="also: recording against replaying the init example")
+    parser.add_argument("--server", action="store_true", help="also: a request to `rag-core emulator serve`")
     args = parser.parse_args()
+    if args.record:
+        record_against_replay(args.runs)
+    if args.server:
+        server_request(args.runs)
     settings = Settings(cassettes_dir=ROOT / "cassettes",
                         fixtures_dir=ROOT / "fixtures")
     [sync, stream] = parse_case_file(ROOT / "fixtures/goldens/agentic_rag.yaml")

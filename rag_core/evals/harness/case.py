@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -27,7 +28,7 @@ from rag_core.evals.emulator.script import ScriptEntry
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.modes import GOLDEN_SUFFIX
 from rag_core.evals.harness.paths import shown
-from rag_core.evals.harness.yaml_lines import line_of, load_bounded, load_with_lines
+from rag_core.evals.harness.yaml_lines import compose_nodes, line_of, load_bounded, load_with_lines
 from rag_core.evals.judge import Metric
 
 
@@ -316,6 +317,8 @@ class GoldenCase(_Strict):
     allow_unused_turns: bool = Field(False, description="let a recording leave emulate: turns unused (by default "
                                      "it fails: a script longer than the run is usually a mistake)")
     min_pass_rate: float = Field(1.0, ge=0, le=1, description="--live --repeat N: the share of runs that must pass")
+    max_concurrency: int | None = Field(None, ge=1, description="--live --concurrency N: at most this many of the "
+                                        "case's runs at once (its tools share a resource, say)")
     normalize: list[NormalizeRule] = Field(default_factory=list)
     expect: Expect = Field(default_factory=Expect)
 
@@ -397,8 +400,7 @@ class GoldenCase(_Strict):
         """The cassette of the ``compare_with`` subject, beside the case's own (None without one)."""
         if self.compare_with is None:
             return None
-        name = self.cassette_name()
-        return f"{name[:-5] if name.endswith('.yaml') else name}.compare.yaml"
+        return compare_cassette(self.cassette_name())
 
     def cassette_names(self) -> list[str]:
         return [n for n in (self.cassette_name(), self.compare_cassette_name()) if n is not None]
@@ -417,17 +419,27 @@ def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path) 
 
 
 def parse_case_file(path: Path) -> list[GoldenCase]:
-    """The case(s) in a file: one, or two when ``stream: [false, true]`` asks for both variants."""
+    """The case(s) in a file: one, or two when ``stream: [false, true]`` asks for both variants.
+
+    A file read again with the same text gives the cases it gave (the orphan check at the end of a
+    session read every case file a second time, as long as collecting them had taken)."""
     try:
-        data, mappings = load_with_lines(path)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
-        raise CaseFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CaseFileError(f"{shown(path)}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
     except OSError as exc:
         raise CaseFileError(f"{shown(path)}: cannot be read: {exc}") from exc
+    return list(_parsed(path, text))
+
+
+@functools.lru_cache(maxsize=65536)  # errors are not kept: their messages name the file from the working directory
+def _parsed(path: Path, text: str) -> tuple[GoldenCase, ...]:
+    try:
+        data, mappings = load_with_lines(path, text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
+        raise CaseFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     if not isinstance(data, dict):
         raise CaseFileError(f"{shown(path)}: a case file must be a mapping of case fields, got {type(data).__name__}")
     try:
@@ -438,13 +450,13 @@ def parse_case_file(path: Path) -> list[GoldenCase]:
         raise CaseFileError(f"{shown(path)}: it is nested more deeply than can be read") from None
     case.source = path
     if isinstance(case.stream, bool):
-        return [case]
+        return (case,)
     variants = []
     for stream in dict.fromkeys(case.stream):
         variant = case.model_copy(update={"id": f"{case.id}.{'stream' if stream else 'sync'}", "stream": stream})
         variant.source = path
         variants.append(variant)
-    return variants
+    return tuple(variants)
 
 
 def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
@@ -456,8 +468,7 @@ def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
     owners: dict[tuple[str, str], GoldenCase] = {}
     errors: dict[str, str] = {}
     for case in cases:
-        keys = [("id", case.id), ("golden", case.golden_path.name)] + [("cassette", n) for n in case.cassette_names()]
-        for what, key in keys:
+        for what, key in clash_keys(case):
             other = owners.setdefault((what, key), case)
             if other is not case and case.id not in errors:
                 message = (f"{shown(case.source)} and {shown(other.source)} both define a case with the {what} "
@@ -465,6 +476,70 @@ def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
                 errors[case.id] = message
                 errors.setdefault(other.id, message)
     return errors
+
+
+def compare_cassette(name: str) -> str:
+    """The cassette of a ``compare_with`` subject, beside the case's cassette ``name``."""
+    return f"{name[:-5] if name.endswith('.yaml') else name}.compare.yaml"
+
+
+def clash_keys(case: GoldenCase) -> list[tuple[str, str]]:
+    """What a case owns alone: its id, its golden and its cassettes (see ``find_duplicates``)."""
+    return [("id", case.id), ("golden", case.golden_path.name)] + [("cassette", n) for n in case.cassette_names()]
+
+
+_ID = re.compile(r"^[A-Za-z0-9_.-]+$")  # GoldenCase.id's pattern
+
+
+@dataclass(frozen=True)
+class Skimmed:
+    """What a case file's top level says, read without validating the file: enough to know, under
+    ``--case``, that the file cannot be one of the selected cases nor clash with one (see
+    ``discovery.py``). ``keys`` holds every clash key the file can have if it is valid."""
+
+    id: str  # the test id the file gives if it is valid (a file that is not gives its stem instead)
+    keys: frozenset[tuple[str, str]]
+    tags: tuple[str, ...]
+
+
+def skim_case_file(path: Path) -> Skimmed | None:
+    """The top level of a case file, or None when only reading it whole can tell what tests it gives
+    (it is not YAML, or not a mapping; its id is not a plain string; ``stream:`` is not a plain
+    true or false, so it may give two tests; a merge key or a key written twice; not readable).
+
+    Only the node tree is composed (the C parser's, no values built, so an alias bomb is not
+    expanded): about a third of the cost of loading the file, and pydantic never runs."""
+    try:
+        root = compose_nodes(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError):
+        return None
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    fields: dict[str, yaml.Node] = {}
+    for key, value in root.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge" or key.value in fields:
+            return None
+        fields[key.value] = value
+
+    def text(name: str) -> str | None | bool:  # a plain string, None when absent, False for anything else
+        node = fields.get(name)
+        if node is None:
+            return None
+        return node.value if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str" else False
+
+    case_id, cassette = text("id"), text("cassette")
+    stream = fields.get("stream")
+    if not isinstance(case_id, str) or cassette is False or (
+            stream is not None and not (isinstance(stream, yaml.ScalarNode) and stream.tag == "tag:yaml.org,2002:bool")):
+        return None
+    names = [cassette or f"{case_id}.yaml"]
+    if "compare_with" in fields:
+        names.append(compare_cassette(names[0]))
+    keys = frozenset([("id", case_id), ("golden", f"{case_id}{GOLDEN_SUFFIX}")] + [("cassette", n) for n in names])
+    tags = fields.get("tags")
+    tag_names = tuple(t.value for t in tags.value if isinstance(t, yaml.ScalarNode)) if isinstance(
+        tags, yaml.SequenceNode) else ()
+    return Skimmed(case_id if _ID.match(case_id) else path.stem, keys, tag_names)
 
 
 def case_files(folder: Path) -> list[Path]:

@@ -90,6 +90,17 @@ def _document(loader: Any) -> Any:
         loader.dispose()
 
 
+def compose_nodes(text: str) -> yaml.Node | None:
+    """The node tree of ``text`` (the fast C parser where installed), no values built: aliases stay
+    shared nodes, so no alias is expanded whatever the document holds; nesting too deep for the
+    composer raises RecursionError, as building it would."""
+    loader = _FAST(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
 def load_bounded(text: str) -> Any:
     """``text`` parsed as YAML (the fast C parser where installed), within the bounds above."""
     return _document(_FAST(text))
@@ -119,9 +130,9 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str,
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def load_with_lines(path: Path) -> tuple[Any, list[tuple[dict[str, Any], dict[str, int]]]]:
-    """The document, and for every mapping in it the line of each of its keys."""
-    loader = _LineLoader(path.read_text(encoding="utf-8"))
+def load_with_lines(path: Path, text: str | None = None) -> tuple[Any, list[tuple[dict[str, Any], dict[str, int]]]]:
+    """The document (``text``, or the file's), and for every mapping in it the line of each of its keys."""
+    loader = _LineLoader(path.read_text(encoding="utf-8") if text is None else text)
     loader.key_lines = {}  # type: ignore[attr-defined]
     loader.mappings = []  # type: ignore[attr-defined]
     data = _document(loader)

@@ -1,0 +1,68 @@
+"""Throwaway ``rag-core init`` projects with many golden cases, for the harness benchmarks.
+
+Every copy is the init project's example case under another id; with ``recorded``, the example
+is recorded once against the emulator and each copy gets that cassette and golden (neither
+names the case's id), so every copy replays as the example does. Each copy's cassette starts
+with a comment naming it: the harness parses a cassette text once per process, and copies of
+one text would all share that parse, as real cassettes do not.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+EXAMPLE = "example_agentic_rag"
+# as a user runs it: the project's own settings, pytest's cache and rag-core's run record on
+PYTEST = [sys.executable, "-m", "pytest", "-q"]
+
+
+def project(folder: Path, copies: int, recorded: bool = False) -> Path:
+    subprocess.run([sys.executable, "-c", "import sys; from rag_core.cli import main; sys.exit(main(sys.argv[1:]))",
+                    "init", str(folder)], check=True, capture_output=True)
+    goldens, cassettes = folder / "fixtures" / "goldens", folder / "cassettes"
+    if recorded:
+        run(folder, ["evals", "--record-mode=once", "--emulator"])
+    example = (goldens / f"{EXAMPLE}.yaml").read_text()
+    golden = (goldens / f"{EXAMPLE}.golden.yaml").read_text() if recorded else None
+    cassette = (cassettes / f"{EXAMPLE}.yaml").read_text() if recorded else None
+    for number in range(copies):
+        name = f"copy_{number:05d}"
+        (goldens / f"{name}.yaml").write_text(example.replace(f"id: {EXAMPLE}", f"id: {name}"))
+        if recorded:
+            (goldens / f"{name}.golden.yaml").write_text(golden)
+            (cassettes / f"{name}.yaml").write_text(f"# {name}\n{cassette}")
+    return folder
+
+
+def trivial_project(folder: Path, tests: int) -> Path:
+    """``tests`` tests that do nothing, in one module: pytest's own cost per test."""
+    folder.mkdir(parents=True)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "test_trivial.py").write_text(
+        "import pytest\n\n\n"
+        f"@pytest.mark.parametrize('number', range({tests}))\n"
+        "def test_nothing(number):\n    pass\n")
+    return folder
+
+
+def run(folder: Path, args: list[str], plugins: bool = True) -> tuple[float, float]:
+    """One pytest session in a fresh process: (wall seconds, CPU seconds of it and its children,
+    xdist workers included). Without ``plugins``, rag-core's own are not loaded."""
+    command = PYTEST + args + ([] if plugins else ["-p", "no:rag_core", "-p", "no:rag_core_retrieval"])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)  # bytecode cached, as users have it
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} in {folder} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def remove(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
