@@ -15,11 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
     "command",
     [
         ["evals.benchmarks.bench_core", "--runs", "2", "--import-repeats", "1"],
-        ["evals.benchmarks.bench_harness", "--runs", "2", "--pytest-runs", "0"],
+        ["evals.benchmarks.bench_harness", "--runs", "2", "--pytest-runs", "0", "--record", "--server"],
         ["evals.benchmarks.bench_memory_store", "--queries", "3", "--rss-docs", "500"],
         ["evals.benchmarks.bench_case_selection", "--cases", "3", "--runs", "1"],
+        ["evals.benchmarks.bench_golden_scale", "--cases", "2", "--xdist-cases", "0", "--runs", "1"],
+        ["evals.benchmarks.bench_scale", "--replay", "--sizes", "300", "--queries", "3"],
+        ["evals.benchmarks.bench_scale", "--record", "--sizes", "300", "--queries", "3"],
     ],
-    ids=["core", "harness", "memory-store", "case-selection"],
+    ids=["core", "harness", "memory-store", "case-selection", "golden-scale", "suite-replay", "cache-record"],
 )
 def test_benchmark_runs(command):
     result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300)

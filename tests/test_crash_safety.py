@@ -198,5 +198,5 @@ def test_two_processes_recording_one_cache_end_with_every_vector_once(tmp_path):
     outputs = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err[-1500:] for _, err in outputs]
     meta = json.loads((folder / "meta.json").read_text())
-    keys = (folder / meta["files"]["keys"]).read_text().split()
+    keys = [key for chunk in meta["chunks"] for key in (folder / chunk["keys"]).read_text().split()]
     assert len(keys) == len(set(keys)) == 3000

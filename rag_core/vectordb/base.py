@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ContextManager
 
-from rag_core.document import Document
+from rag_core.document import Document, embedding_of
 from rag_core.errors import RagCoreError
 from rag_core.text import has_surrogates, without_surrogates
 from rag_core.vectordb.fusion import reciprocal_rank_fusion, top_ranked
@@ -147,12 +147,13 @@ class VectorDb(ABC):
             return
         expected = self._stored_dimensions()
         for doc in documents:
-            if doc.embedding is None:
+            embedding = embedding_of(doc)
+            if embedding is None:
                 continue
             if expected is None:
-                expected = len(doc.embedding)
-            elif len(doc.embedding) != expected:
-                raise self._dimension_error(expected, len(doc.embedding), f"document {doc.name or doc.id!r}")
+                expected = len(embedding)
+            elif len(embedding) != expected:
+                raise self._dimension_error(expected, len(embedding), f"document {doc.name or doc.id!r}")
 
     def _check_query_dimensions(self, vector: list[float]) -> None:
         # read from the store, not assumed from this process's embedder: another embedder may have filled it
@@ -186,11 +187,22 @@ class VectorDb(ABC):
             unique.setdefault(doc.id, doc)
         docs = list(unique.values())
         if self.embedder is not None:
-            todo = [d for d in docs if d.embedding is None]
+            todo = [d for d in docs if embedding_of(d) is None]
             if todo:
-                vectors = self.embedder.embed([d.content for d in todo], "document", progress=progress)
-                for doc, vector in zip(todo, vectors):
-                    doc.embedding = [float(x) for x in vector]
+                texts = [d.content for d in todo]
+                as_rows = getattr(self.embedder, "embed_float32", None)
+                if as_rows is not None:
+                    # an embedding cache holds float32 already: its rows go to the documents as they
+                    # are (views of one read-only matrix), and no Python float is made per value
+                    matrix = as_rows(texts, "document", progress=progress)
+                    matrix.flags.writeable = False
+                    for doc, row in zip(todo, matrix):
+                        doc.embedding = row
+                else:
+                    # an embedder's own values, unrounded, as a caller reading them back expects
+                    vectors = self.embedder.embed(texts, "document", progress=progress)
+                    for doc, vector in zip(todo, vectors):
+                        doc.embedding = [float(x) for x in vector]
         return docs
 
     @staticmethod

@@ -1,8 +1,9 @@
 """BM25Index: keyword ranking with bm25s (Lucene variant), for stores without their own.
 
 bm25s builds a static index, so the index is rebuilt lazily after the set of documents
-changes. Tokenisation: lower-case words of two or more characters, English stop words
-removed, Snowball stemming when PyStemmer is installed.
+changes (a batch at a time, in bounded memory: bm25_build.py). Tokenisation: lower-case words
+of two or more characters, English stop words removed, Snowball stemming when PyStemmer is
+installed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from rag_core.vectordb.bm25_build import build_index
 from rag_core.vectordb.fusion import top_ranked
 
 
@@ -113,15 +115,10 @@ class BM25Index:
                 _BUILT.popitem(last=False)
 
     def _index_of(self, texts: list[str]) -> Any:
-        import bm25s
-
-        tokenized = self._tokenize(texts, True) if texts else None
-        if tokenized is None or not tokenized.vocab:
-            # no documents, or none with a word to index (stop words only): nothing can match
-            return _NOTHING_INDEXED
-        index = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
-        index.index(tokenized, show_progress=False)
-        return index
+        # bm25s's index, built a batch of documents at a time (bm25_build.py)
+        index = build_index(texts, lambda batch: self._tokenize(batch, True), self.k1, self.b)
+        # None: no documents, or none with a word to index (stop words only): nothing can match
+        return _NOTHING_INDEXED if index is None else index
 
     # ------------------------------------------------------------- persistence
     def save(self, folder: Path) -> None:

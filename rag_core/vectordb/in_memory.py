@@ -1,7 +1,8 @@
 """InMemoryVectorDb: exact search in process memory, the reference the other stores match.
 
-Vector search is exact cosine over one float32 matrix (``vector_matrix.py``); keyword search
-is BM25 (bm25s); hybrid fuses both with reciprocal rank fusion.
+Vector search is exact cosine over float32 matrices (``vector_matrix.py``); keyword search
+is BM25 (bm25s); hybrid fuses both with reciprocal rank fusion. Vectors a document brings as a
+float32 row (from an embedding cache) are copied into the matrix as they are.
 
 What it holds per document is what a search needs and no more: the vector as a row of the
 matrix, and the text, name and metadata as one tuple (a ``Document`` object with its
@@ -15,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rag_core.document import Document
+from rag_core.document import Document, embedding_of
 from rag_core.vectordb.base import Ranking, VectorDb, matches
 from rag_core.vectordb.bm25_index import BM25_B, BM25_K1, BM25Index
 from rag_core.vectordb.vector_matrix import VectorMatrix
@@ -66,8 +67,9 @@ class InMemoryVectorDb(VectorDb):
         # caller's short-lived objects (a batch's lists of floats), and holding it would keep
         # their memory from going back to the system (100k documents: 436 → 332 MB)
         ids = [_own_copy(d.id) for d in documents]  # type: ignore[arg-type]
-        self._vectors.remove(i for i, d in zip(ids, documents) if d.embedding is None and i in self._docs)
-        self._vectors.put((i, d.embedding) for i, d in zip(ids, documents) if d.embedding is not None)
+        vectors = [embedding_of(d) for d in documents]  # as held: float32 rows from a cache stay rows
+        self._vectors.remove(i for i, v in zip(ids, vectors) if v is None and i in self._docs)
+        self._vectors.put((i, v) for i, v in zip(ids, vectors) if v is not None)
         for doc_id, doc in zip(ids, documents):
             self._docs[doc_id] = _Stored(doc.content, doc.name, _own_meta(doc.meta_data) or None)
         self._bm25.add((i, d.content) for i, d in zip(ids, documents))

@@ -20,7 +20,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Literal
 
 from rag_core._optional import require
-from rag_core.document import Document
+from rag_core.document import Document, embedding_of
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
 from rag_core.vectordb.bm25_index import BM25_B, BM25_K1
 from rag_core.vectordb.pg_bm25 import NAME_SUFFIXES as _BM25_SUFFIXES, Bm25Tables
@@ -307,7 +307,7 @@ class PgVector(VectorDb):
                replacing: str | None = None) -> int:
         """One transaction: the rows of the source ``replacing`` out (if given), the documents in
         (an id already stored is left alone or updated, ``on_conflict``)."""
-        self._ensure_table(next((len(d.embedding) for d in documents if d.embedding is not None), None))
+        self._ensure_table(next((len(e) for e in map(embedding_of, documents) if e is not None), None))
         sql = self._sql()
         conn = self._connection()
         conflict = (
@@ -340,7 +340,7 @@ class PgVector(VectorDb):
                     for d in documents:
                         copy.write_row((
                             d.id, d.name, d.content, Jsonb(d.meta_data),
-                            _float32(d.embedding) if d.embedding is not None else None,
+                            _float32(embedding_of(d)) if embedding_of(d) is not None else None,
                         ))
             with self._bm25.first_load(conn) if first_load else nullcontext():
                 inserted = conn.execute(

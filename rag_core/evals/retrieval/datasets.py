@@ -35,9 +35,10 @@ class DatasetError(RagCoreError, ValueError):
 @dataclass
 class Dataset:
     name: str
-    corpus: dict[str, str]  # doc id -> text
+    corpus: dict[str, str]  # doc id -> text ("" for every id when read without texts)
     queries: dict[str, str]  # query id -> text (only judged queries of the split)
     qrels: dict[str, dict[str, int]]  # query id -> doc id -> graded relevance
+    corpus_file: Path | None = None  # the BEIR-style lines the corpus was read from (iter_corpus)
 
 
 def _identifier(value: Any) -> str:
@@ -109,21 +110,30 @@ def _jsonl(path: Path, line_type: type[LineType]) -> Iterator[tuple[int, LineTyp
             raise DatasetError(validation_problems(exc, row, lambda loc: where, whole="(line)")) from None
 
 
-def _load_corpus(path: Path) -> dict[str, str]:
-    """doc id -> text from BEIR-style lines; text is ``title + " " + text``."""
-    corpus: dict[str, str] = {}
+def iter_corpus(path: Path, unique_ids: bool = True) -> Iterator[tuple[str, str]]:
+    """(doc id, text) of BEIR-style lines, one at a time; text is ``title + " " + text``. Without
+    ``unique_ids`` (a file already read whole once), ids are not remembered to find duplicates."""
+    seen: set[str] = set()
     for number, document in _jsonl(path, CorpusLine):
-        if document.id in corpus:
-            raise DatasetError(f"{shown(path)}:{number}: duplicate document id {document.id!r}")
-        corpus[document.id] = document.content()
-    return corpus
+        if unique_ids:
+            if document.id in seen:
+                raise DatasetError(f"{shown(path)}:{number}: duplicate document id {document.id!r}")
+            seen.add(document.id)
+        yield document.id, document.content()
 
 
-def load_beir(folder: str | Path, split: str = "test") -> Dataset:
+def _load_corpus(path: Path, texts: bool = True) -> dict[str, str]:
+    """doc id -> text; without ``texts``, doc id -> "" (the ids checked, no text kept)."""
+    if texts:
+        return dict(iter_corpus(path))
+    return dict.fromkeys((doc_id for doc_id, _ in iter_corpus(path)), "")
+
+
+def load_beir(folder: str | Path, split: str = "test", texts: bool = True) -> Dataset:
     folder = Path(folder)
     if not folder.is_dir():
         raise DatasetError(f"{shown(folder)}: no such dataset folder. {BEIR_HELP}")
-    corpus = _load_corpus(folder / "corpus.jsonl")
+    corpus = _load_corpus(folder / "corpus.jsonl", texts)
     all_queries: dict[str, str] = {}
     for number, query in _jsonl(folder / "queries.jsonl", QueryLine):
         if query.id in all_queries:
@@ -134,7 +144,7 @@ def load_beir(folder: str | Path, split: str = "test") -> Dataset:
     if not qrels:  # an empty suite scores nothing: it must not pass as if it had
         raise DatasetError(f"{shown(qrels_path)}: no judgements; a suite is scored on at least one judged query")
     queries = {q: all_queries[q] for q in qrels}
-    return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels)
+    return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels, corpus_file=folder / "corpus.jsonl")
 
 
 def load_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
@@ -200,7 +210,7 @@ class JudgedQueries(BaseModel):
         return value
 
 
-def load_judged_yaml(path: str | Path) -> Dataset:
+def load_judged_yaml(path: str | Path, texts: bool = True) -> Dataset:
     """Hand-written judgements over a project corpus::
 
         corpus: corpus.jsonl            # BEIR-style lines, relative to this file
@@ -221,7 +231,7 @@ def load_judged_yaml(path: str | Path) -> Dataset:
         judged = JudgedQueries.model_validate(data)
     except ValidationError as exc:
         raise DatasetError(validation_problems(exc, data, where)) from None
-    corpus = _load_corpus(path.parent / judged.corpus)
+    corpus = _load_corpus(path.parent / judged.corpus, texts)
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     for index, query in enumerate(judged.queries):
@@ -237,4 +247,5 @@ def load_judged_yaml(path: str | Path) -> Dataset:
             raise DatasetError(f"{where(('queries', index, 'id'))}: queries[{index}] ({query.id}): {problem}")
         queries[query.id] = query.text
         qrels[query.id] = query.relevant
-    return Dataset(name=path.parent.name, corpus=corpus, queries=queries, qrels=qrels)
+    return Dataset(name=path.parent.name, corpus=corpus, queries=queries, qrels=qrels,
+                   corpus_file=path.parent / judged.corpus)

@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from rag_core.evals.retrieval.datasets import BEIR_HELP, Dataset, DatasetError, load_beir, load_judged_yaml
 from rag_core.evals.retrieval.metrics import evaluate, per_query, ranked_runs, recall_curve, run_from_ranking
@@ -48,15 +48,17 @@ class RetrieverResult:
         }
 
 
-def load_dataset(suite: SuiteSpec, root: Path) -> Dataset:
+def load_dataset(suite: SuiteSpec, root: Path, texts: bool = True) -> Dataset:
+    """The suite's dataset, checked whole; without ``texts``, its corpus maps ids to "" (for a
+    caller that reads the texts a batch at a time afterwards, from ``corpus_file``)."""
     spec = suite.dataset
     try:
         if spec.beir is not None:
             folder = (root / spec.beir).resolve()
             if not folder.is_dir():
                 raise DatasetUnavailable(f"suite {suite.name}: the BEIR dataset folder {folder} is not here. {BEIR_HELP}")
-            return load_beir(folder, spec.split)
-        return load_judged_yaml(root / str(spec.judged))
+            return load_beir(folder, spec.split, texts=texts)
+        return load_judged_yaml(root / str(spec.judged), texts=texts)
     except DatasetError as exc:
         raise DatasetError(f"suite {suite.name}: {exc}") from exc
 
@@ -101,6 +103,11 @@ def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, pg_ur
                 table: str | None = None) -> Any:
     from rag_core.vectordb import ChromaDb, InMemoryVectorDb, LanceDb, PgVector
 
+    if retriever.store == "memory" and retriever.search_type == "keyword":
+        # a keyword ranking reads no vector: without the embedder the memory store neither embeds
+        # the corpus nor holds a matrix of it (PgVector tables serve every search type, so they
+        # keep it; Chroma and LanceDB collections are made as they always were)
+        embedder = None
     common = dict(embedder=embedder, search_type=retriever.search_type, hybrid_rrf_k=retriever.hybrid_rrf_k,
                   reranker=_reranker(retriever.reranker), candidate_depth=retriever.candidate_depth)
     common |= {f"bm25_{p}": value for p, value in (("k1", retriever.bm25_k1), ("b", retriever.bm25_b)) if value is not None}
@@ -129,11 +136,12 @@ def _reranker(target: str | None) -> Any:
     return getattr(importlib.import_module(module), name)()
 
 
-def _load(store: Any, documents: list[Document], suite: SuiteSpec, dataset: Dataset) -> float:
+def _load(store: Any, batches: Iterator[list[Document]], suite: SuiteSpec, dataset: Dataset) -> float:
     """Insert the corpus; the seconds it took, with the first query (lazy index building counts as indexing)."""
     started = time.perf_counter()
-    if documents:
-        store.insert(documents)
+    for documents in batches:
+        if documents:
+            store.insert(documents)
     store.rank(next(iter(dataset.queries.values())), suite.depth)
     return time.perf_counter() - started
 
@@ -155,27 +163,54 @@ def indexable(dataset: Dataset) -> list[Document]:
     return [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items() if text.strip()]
 
 
+# documents a memory store is handed at once: a batch's Documents and the cache's matrix of
+# their vectors are dropped once the store holds them, so ingesting a corpus never holds a
+# second copy of all its vectors (100k × 384 float32 is 150 MB; as lists of floats it was 1.2 GB)
+MEMORY_BATCH = 4096
+
+
+def indexable_batches(dataset: Dataset, size: int) -> Iterator[list[Document]]:
+    """``indexable(dataset)`` made a batch at a time."""
+    batch: list[Document] = []
+    for doc_id, text in dataset.corpus.items():
+        if text.strip():
+            batch.append(Document(content=text, id=doc_id))
+            if len(batch) == size:
+                yield batch
+                batch = []
+    if batch:
+        yield batch
+
+
 def run_retriever(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, embedder: Any,
                   pg_url: Callable[[], str], shared: SharedTables | None = None) -> RetrieverResult:
     """A built-in store's result."""
     return score(suite, retriever.name, dataset, rank_built_in(suite, retriever, dataset, embedder, pg_url, shared))
 
 
+def _batches(retriever: RetrieverSpec, dataset: Dataset) -> Iterator[list[Document]]:
+    """The corpus as a store takes it: a memory store a batch at a time; the others in one insert,
+    as their indexes and transactions were built and measured (one load, one HNSW build)."""
+    if retriever.store == "memory":
+        return indexable_batches(dataset, MEMORY_BATCH)
+    return iter([indexable(dataset)])
+
+
 def rank_built_in(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, embedder: Any,
                   pg_url: Callable[[], str], shared: SharedTables | None = None) -> Rankings:
-    documents = indexable(dataset)
+    indexed = sum(1 for text in dataset.corpus.values() if text.strip())
     sharing = shared if retriever.store == "pgvector" else None  # only PgVector tables are shared
     if sharing is None:
-        store = build_store(retriever, embedder, len(documents), pg_url)
-        index_seconds = _load(store, documents, suite, dataset)
+        store = build_store(retriever, embedder, indexed, pg_url)
+        index_seconds = _load(store, _batches(retriever, dataset), suite, dataset)
     else:
         with sharing.lock:
             reused = sharing.tables.get(retriever.exact)
-            store = build_store(retriever, embedder, len(documents), pg_url, table=reused[0] if reused else None)
+            store = build_store(retriever, embedder, indexed, pg_url, table=reused[0] if reused else None)
             if reused is not None:
                 index_seconds = reused[1]
             else:
-                index_seconds = _load(store, documents, suite, dataset)
+                index_seconds = _load(store, _batches(retriever, dataset), suite, dataset)
                 sharing.tables[retriever.exact] = (store.table_name, index_seconds)
                 sharing.url = store.db_url
     rankings: dict[str, list[str]] = {}
@@ -196,7 +231,7 @@ def rank_built_in(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
         import shutil
 
         shutil.rmtree(store.uri, ignore_errors=True)
-    return Rankings(rankings, timings, index_seconds, len(dataset.corpus) - len(documents))
+    return Rankings(rankings, timings, index_seconds, len(dataset.corpus) - indexed)
 
 
 def rank_target(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, context: Any) -> Rankings:
