@@ -26,6 +26,11 @@ class SecretInCassetteError(HarnessError):
 class RecordingFailed(HarnessError):
     """A recording did not succeed; the committed cassette and golden were left as they were."""
 
+    def __init__(self, message: str, pushed_back: bool = False, wait: float | None = None) -> None:
+        super().__init__(message)
+        self.pushed_back = pushed_back  # it failed on a provider's 429 or 5xx: worth another try
+        self.wait = wait  # the wait the provider asked for, if it named one
+
 
 class UnrecordedRequestError(HarnessError):
     """Replay met a request the cassette does not hold."""

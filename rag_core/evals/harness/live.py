@@ -11,15 +11,26 @@ flow, a flaky case included, runs without keys.
 from __future__ import annotations
 
 import dataclasses
+import random
 import tempfile
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from rag_core.evals.harness.case import GoldenCase
 from rag_core.evals.harness.checks import HAND_WRITTEN, run_checks
 from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.paths import shown
-from rag_core.evals.harness.runner import Settings, observe_run, play_subjects, snapshot_failures
+from rag_core.evals.harness import routing
+from rag_core.evals.harness.live_limits import AdaptiveLimit, ProviderLimits
+from rag_core.evals.harness.provider_env import forget_answers
+from rag_core.evals.harness.pushback import RETRYABLE, Pushback, backoff
+from rag_core.evals.harness.runner import (Settings, _in_chain, _timeout_types, observe_run, play_subjects,
+                                           snapshot_failures)
+from rag_core.evals.harness.subjects import subject_of
 
 
 @dataclass
@@ -27,6 +38,9 @@ class LiveRun:
     seconds: float
     tokens: int
     failures: list[Failure]
+    repeat: int = 0
+    retries: int = 0  # runs before this one that the provider pushed back
+    answer: str | None = None  # the answer's text, when it is text
 
     @property
     def passed(self) -> bool:
@@ -63,10 +77,23 @@ class LiveResult:
 
         return int(statistics.median(run.tokens for run in self.runs)) if self.runs else 0
 
+    @property
+    def tokens_total(self) -> int:
+        return sum(run.tokens for run in self.runs)
+
+    @property
+    def retries(self) -> int:
+        return sum(run.retries for run in self.runs)
+
     def to_dict(self) -> dict[str, object]:
+        from rag_core.evals.runs.failures import entry
+
         return {"id": self.case_id, "runs": len(self.runs), "passes": self.passes, "pass_rate": self.pass_rate,
                 "min_pass_rate": self.min_pass_rate, "p50": self.seconds(50), "p95": self.seconds(95),
-                "tokens": self.tokens, "ok": self.ok}
+                "tokens": self.tokens, "ok": self.ok, "tokens_total": self.tokens_total, "retries": self.retries,
+                "repeats": [{"repeat": run.repeat, "passed": run.passed, "seconds": round(run.seconds, 4),
+                             "tokens": run.tokens, "retries": run.retries, "answer": run.answer,
+                             "failures": [entry(f).to_json() for f in run.failures]} for run in self.runs]}
 
 
 def repeat_case(case: GoldenCase, repeat: int) -> GoldenCase:
@@ -82,19 +109,92 @@ def repeat_case(case: GoldenCase, repeat: int) -> GoldenCase:
     return variant
 
 
-def run_live(case: GoldenCase, settings: Settings, selector: str) -> LiveResult:
-    result = LiveResult(case.id, case.min_pass_rate)
-    with tempfile.TemporaryDirectory(prefix="rag-core-live-") as scratch:
+def _attempt(case: GoldenCase, settings: Settings, selector: str) -> tuple[LiveRun, list[Pushback], bool]:
+    """One run of the case, recorded into a scratch folder of its own that is thrown away: what
+    it came to, the pushbacks it met, and whether it failed because of them (a retryable status
+    the client did not get past, or a timeout)."""
+    forget_answers()  # a framework's memory of an earlier repeat's answers (DSPy's)
+    with tempfile.TemporaryDirectory(prefix="rag-core-live-") as scratch, routing.own_run():
         scratch_settings = dataclasses.replace(settings, cassettes_dir=Path(scratch), record_mode="all",
                                                update_goldens=False)
-        for repeat in range(settings.repeat):
-            run_case = repeat_case(case, repeat)
-            played, other = play_subjects(run_case, scratch_settings, selector)
-            run = observe_run(run_case, played, other)  # checked against the case alone: no golden
-            # a provider error status or an emulator script too short, when the run itself did not fail
-            failures = []
-            if played.problem and played.error is None and played.judge_error is None:
-                failures.append(Failure("recording", "cassette", shown(played.recorder.path), "", played.problem))
-            failures += snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
-            result.runs.append(LiveRun(played.seconds, run.observed["usage"].get("total_tokens", 0), failures))
+        played, other = play_subjects(case, scratch_settings, selector)
+        run = observe_run(case, played, other)  # checked against the case alone: no golden
+        # a provider error status or an emulator script too short, when the run itself did not fail
+        failures = []
+        if played.problem and played.error is None and played.judge_error is None:
+            failures.append(Failure("recording", "cassette", shown(played.recorder.path), "", played.problem))
+        failures += snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
+        output = run.observed.get("output")
+        answer = output.get("equals") if isinstance(output, dict) and isinstance(output.get("equals"), str) else None
+        live_run = LiveRun(played.seconds, run.observed["usage"].get("total_tokens", 0), failures, answer=answer)
+    subjects = [played] + ([other] if other is not None else [])
+    pushbacks = [p for each in subjects for p in each.replay.pushbacks]
+    unrecovered = any(status in RETRYABLE for each in subjects for _, _, status in each.replay.recorded)
+    timed_out = any(_in_chain(error, _timeout_types()) is not None
+                    for each in subjects for error in (each.error, each.judge_error))
+    provider_failed = bool(failures) and case.expect.error is None and (unrecovered or timed_out)
+    return live_run, pushbacks, provider_failed
+
+
+def run_repeat(case: GoldenCase, repeat: int, settings: Settings, selector: str, limit: AdaptiveLimit,
+               sleep: Callable[[float], None] = time.sleep, stop: threading.Event | None = None) -> LiveRun:
+    """Repeat ``repeat`` of the case under its provider's limit, run again (after the wait the
+    provider asked for, or a backoff) while the provider pushes back, ``settings.retries`` times
+    at most; a run that runs out of retries fails naming the status and the request."""
+    run_case = repeat_case(case, repeat)
+    for attempt in range(settings.retries + 1):
+        with limit.slot():
+            live_run, pushbacks, provider_failed = _attempt(run_case, settings, selector)
+        live_run.repeat, live_run.retries = repeat, attempt
+        if pushbacks:
+            limit.pushed_back(max((p.retry_after or 0.0 for p in pushbacks), default=0.0))
+        else:
+            limit.succeeded()
+        if not provider_failed:
+            return live_run
+        last = pushbacks[-1] if pushbacks else None
+        if attempt == settings.retries or (stop is not None and stop.is_set()):
+            what = str(last) if last is not None else "a provider request timed out"
+            live_run.failures.append(Failure(
+                "live", "provider", shown(case.source), "",
+                f"the provider pushed back and the run gave up after {attempt} retr{'y' if attempt == 1 else 'ies'} "
+                f"(--retries {settings.retries}): {what}"))
+            return live_run
+        sleep(backoff(attempt + 1, last.retry_after if last is not None else None, jitter=random.random()))
+    raise AssertionError("unreachable")
+
+
+def run_live(case: GoldenCase, settings: Settings, selector: str, limits: ProviderLimits | None = None,
+             stop: threading.Event | None = None) -> LiveResult:
+    """The case's ``settings.repeat`` runs, one after another, each under its provider's limit."""
+    limit = (limits or ProviderLimits(1)).of(subject_of(case, case.target).provider)
+    result = LiveResult(case.id, case.min_pass_rate)
+    result.runs = [run_repeat(case, repeat, settings, selector, limit, stop=stop) for repeat in range(settings.repeat)]
     return result
+
+
+def submit_live(case: GoldenCase, settings: Settings, selector: str, limits: ProviderLimits,
+                pool: ThreadPoolExecutor, stop: threading.Event) -> list[Future[LiveRun]]:
+    """The case's runs handed to ``pool``, to run at once with other cases' (at most
+    ``case.max_concurrency`` of its own), each under its provider's limit; in repeat order."""
+    limit = limits.of(subject_of(case, case.target).provider)
+    own = threading.BoundedSemaphore(case.max_concurrency or settings.repeat)
+
+    def one(repeat: int) -> LiveRun:
+        with own:
+            if stop.is_set():
+                raise LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began")
+            return run_repeat(case, repeat, settings, selector, limit, stop=stop)
+
+    return [pool.submit(one, repeat) for repeat in range(settings.repeat)]
+
+
+def gathered(case: GoldenCase, futures: list[Future[LiveRun]]) -> LiveResult:
+    """The case's result once each of its runs has ended (an error in one is raised here)."""
+    result = LiveResult(case.id, case.min_pass_rate)
+    result.runs = [future.result() for future in futures]
+    return result
+
+
+class LiveRunsStopped(Exception):
+    """The session ended (an interrupt, or -x) before a run began."""

@@ -98,14 +98,22 @@ class _Guard:
         self.threads: weakref.WeakKeyDictionary[threading.Thread, tuple[str | None, list[BlockedAttempt]]] = (
             weakref.WeakKeyDictionary())
         self.late: list[BlockedAttempt] = []
+        # the scopes each thread opened itself, innermost last (runs in threads: --concurrency)
+        self.opened_by: weakref.WeakKeyDictionary[threading.Thread, list[tuple[str | None, list[BlockedAttempt]]]] = (
+            weakref.WeakKeyDictionary())
 
-    def _scope(self) -> tuple[str | None, list[BlockedAttempt]] | None:
+    def _scope(self, innermost: bool = True) -> tuple[str | None, list[BlockedAttempt]] | None:
         """The guard scope the calling thread belongs to: the one it was started in (a thread
-        outlives the case that started it), else the innermost open one. Under the lock."""
-        started_in = self.threads.get(threading.current_thread())
+        outlives the case that started it), else the innermost one it opened itself, else (if
+        ``innermost``) the innermost open one. Under the lock."""
+        current = threading.current_thread()
+        started_in = self.threads.get(current)
         if started_in is not None:
             return started_in
-        return self.scopes[-1] if self.scopes else None
+        own = self.opened_by.get(current)
+        if own:
+            return own[-1]
+        return self.scopes[-1] if self.scopes and innermost else None
 
     def blocking(self) -> tuple[bool, str | None, list[BlockedAttempt] | None]:
         """Whether the calling thread is guarded now, for which case, and where its attempts go
@@ -169,7 +177,9 @@ class _Guard:
 
         def start(thread: threading.Thread) -> None:
             with guard.lock:
-                scope = guard._scope()
+                # only a thread that is a case's starts one of that case's: live runs in threads
+                # (--concurrency) are started by the session, while other runs' scopes are open
+                scope = guard._scope(innermost=False)
                 if scope is not None:
                     guard.threads[thread] = scope
             original_start(thread)
@@ -204,13 +214,17 @@ def network_blocked(case: str | None = None) -> Iterator[list[BlockedAttempt]]:
     _GUARD.install()
     attempts: list[BlockedAttempt] = []
     scope = (case, attempts)
+    thread = threading.current_thread()
     with _GUARD.lock:
         _GUARD.scopes.append(scope)
+        _GUARD.opened_by.setdefault(thread, []).append(scope)
     try:
         yield attempts
     finally:
         with _GUARD.lock:  # by identity: two scopes may hold equal lists
             del _GUARD.scopes[next(i for i, s in enumerate(_GUARD.scopes) if s is scope)]
+            own = _GUARD.opened_by[thread]
+            del own[next(i for i, s in enumerate(own) if s is scope)]
 
 
 def late_attempts() -> list[BlockedAttempt]:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from rag_core.evals.harness.discovery import CaseRef  # a test's parameter: a case, or a case file's error
+from rag_core.evals.harness.discovery import CaseRef  # a test's parameter: a case, or a case file's error
 from rag_core.evals.harness.modes import RECORD_MODES
 
 if TYPE_CHECKING:  # imported lazily below: a project without golden cases never loads them
@@ -26,13 +27,6 @@ if TYPE_CHECKING:  # imported lazily below: a project without golden cases never
     from rag_core.evals.harness.runner import Settings
 
 STASH = pytest.StashKey[dict[str, Any]]()
-
-
-@dataclass
-class CaseRef:
-    id: str
-    case: GoldenCase | None = None
-    error: str | None = None
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -63,6 +57,16 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                          "it), check their hand-written expectations and judges, and write no cassette or golden")
     group.addoption("--repeat", type=int, default=1, metavar="N",
                     help="with --live: run each case N times and report its pass rate, latency and tokens")
+    group.addoption("--concurrency", type=int, default=1, metavar="N",
+                    help="with --live or while recording: up to N runs at once per provider (cases and repeats; fewer "
+                         "while it pushes back)")
+    group.addoption("--retries", type=int, default=2, metavar="N",
+                    help="with --live or while recording: run again, up to N times, a run the provider pushed back "
+                         "(429, 5xx, timeout), after the wait it asks for (default 2)")
+    group.addoption("--emulator-latency", type=float, default=0.0, metavar="SECONDS",
+                    help="with --emulator: each answer takes this long (to try --concurrency without a provider)")
+    group.addoption("--emulator-capacity", type=int, default=None, metavar="N",
+                    help="with --emulator: answer at most N requests at once, the excess 429 with a Retry-After")
     from rag_core.evals.runs.collect import add_options as add_run_record_options
 
     add_run_record_options(group, parser)  # the run record (runs/collect.py): --runs-dir, --no-run-record
@@ -90,18 +94,31 @@ def _folder(config: pytest.Config, name: str) -> Path:
     return Path(config.rootpath) / config.getini(name)
 
 
-def discover(config: pytest.Config) -> list[CaseRef]:
-    from rag_core.evals.harness.case import find_duplicates, parse_case_file, case_files
-    from rag_core.evals.harness.errors import HarnessError
+class _Cases:
+    """The session's golden cases, read at their first use (collection, or ``--markers``), not at
+    configure: an xdist controller collects nothing, and read them all for its workers to read
+    again. Under ``--case``, only the files that can matter to the selection are read whole
+    (``discovery.py``)."""
 
-    refs: list[CaseRef] = []
-    for path in case_files(_folder(config, "rag_core_cases")):
-        try:
-            refs += [CaseRef(c.id, case=c) for c in parse_case_file(path)]
-        except HarnessError as exc:
-            refs.append(CaseRef(path.stem, error=str(exc)))
-    clashes = find_duplicates([r.case for r in refs if r.case is not None])
-    return [CaseRef(r.id, error=clashes[r.id]) if r.id in clashes else r for r in refs]
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self._refs: list[CaseRef] | None = None
+
+    @property
+    def refs(self) -> list[CaseRef]:
+        if self._refs is None:
+            from rag_core.evals.harness.discovery import discover, tags_of
+
+            self._refs = discover(_folder(self.config, "rag_core_cases"), self.config.getoption("case", None))
+            for tag in tags_of(self._refs):  # before any test is marked with it (--strict-markers)
+                self.config.addinivalue_line("markers", f"{tag}: golden cases tagged {tag!r}")
+        return self._refs
+
+
+def discover(config: pytest.Config) -> list[CaseRef]:
+    """Every golden case of the session (read once, at the first call)."""
+    cases = config.stash[STASH].get("refs")
+    return (cases if isinstance(cases, _Cases) else _Cases(config)).refs
 
 
 def unmet(requirement: str) -> str | None:
@@ -167,6 +184,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--repeat needs --live: replayed runs give the same result every time")
     if repeat < 1:
         raise pytest.UsageError(f"--repeat={repeat}: give at least 1 run")
+    _check_live_options(config, live)
     timeout = config.getoption("record_timeout", 60.0)
     if not (math.isfinite(timeout) and timeout > 0):
         raise pytest.UsageError(f"--record-timeout={timeout:g}: give a number of seconds above 0")
@@ -188,10 +206,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.pluginmanager.register(RunCollector(config), "rag_core_run_record")  # golden cases and retrievers alike
     if _folder(config, "rag_core_cases").is_dir():
-        refs = discover(config)
-        config.stash[STASH]["refs"] = refs
-        for tag in sorted({t for r in refs if r.case for t in r.case.tags}):
-            config.addinivalue_line("markers", f"{tag}: golden cases tagged {tag!r}")
+        config.stash[STASH]["refs"] = _Cases(config)  # not None: the session has a cases folder (orphans)
+        if config.getoption("markers", False):  # pytest --markers lists the cases' tags
+            discover(config)
+
+
+def _check_live_options(config: pytest.Config, live: bool) -> None:
+    concurrency, retries = config.getoption("concurrency", 1), config.getoption("retries", 2)
+    latency, capacity = config.getoption("emulator_latency", 0.0), config.getoption("emulator_capacity", None)
+    if concurrency != 1 and not live and record_mode(config) == "none":
+        raise pytest.UsageError("--concurrency runs live runs or recordings at once (--live, or a --record-mode that "
+                                "records); to spread replays over processes use pytest-xdist: -n 2")
+    if concurrency < 1:
+        raise pytest.UsageError(f"--concurrency={concurrency}: give at least 1")
+    if retries < 0:
+        raise pytest.UsageError(f"--retries={retries}: give 0 or more")
+    if (latency or capacity is not None) and not config.getoption("emulator", False):
+        raise pytest.UsageError("--emulator-latency and --emulator-capacity shape the emulator's answers: add --emulator")
+    if not (math.isfinite(latency) and latency >= 0):
+        raise pytest.UsageError(f"--emulator-latency={latency:g}: give a number of seconds, 0 or more")
+    if capacity is not None and capacity < 0:
+        raise pytest.UsageError(f"--emulator-capacity={capacity}: give 0 or more")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -204,7 +239,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "golden_case" not in metafunc.fixturenames:
         return
-    refs = metafunc.config.stash[STASH].get("refs") or discover(metafunc.config)
+    refs = discover(metafunc.config)
     params = [
         pytest.param(ref, id=ref.id, marks=[pytest.mark.golden, *(getattr(pytest.mark, t) for t in (ref.case.tags if ref.case else []))])
         for ref in refs
@@ -219,13 +254,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     wanted = config.getoption("case")
     if not wanted:
         return
+    from rag_core.evals.harness.discovery import selects
 
     def chosen(item: pytest.Item) -> str | None:
         callspec = getattr(item, "callspec", None)
         ref = callspec.params.get("golden_case") if callspec is not None else None
         if ref is None:
             return None
-        return next((w for w in wanted if ref.id == w or ref.id.startswith(f"{w}.")), None)
+        return next((w for w in wanted if selects([w], ref.id)), None)
 
     matched = {chosen(item) for item in items} - {None}
     missing = [w for w in wanted if w not in matched]
@@ -252,10 +288,49 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         record_timeout=config.getoption("record_timeout"),
         live=config.getoption("live"),
         repeat=config.getoption("repeat"),
+        concurrency=config.getoption("concurrency"),
+        retries=config.getoption("retries"),
+        conditions=_conditions(config),
         emulator=config.getoption("emulator"),
         configure_cassette=lambda case, vcr: config.hook.pytest_rag_core_configure_cassette(case=case, vcr=vcr),
     )
     yield settings
+
+
+def _conditions(config: pytest.Config) -> Any:
+    from rag_core.evals.emulator.conditions import Conditions
+
+    conditions = Conditions(latency=config.getoption("emulator_latency"), capacity=config.getoption("emulator_capacity"))
+    if not conditions.active:
+        return None
+    config.stash[STASH]["conditions"] = conditions  # the summary says how the emulator saw the load
+    return conditions
+
+
+def _concurrent(node: pytest.Item, settings: Settings) -> Any:
+    """The session's cases run at once (``live_session.py``: live runs, or recordings), started
+    at its first case."""
+    from rag_core.evals.harness.live_session import LiveSession, RecordingSession
+
+    stash = node.config.stash[STASH]
+    if "concurrent" not in stash:
+        stash["concurrent"] = (LiveSession if settings.live else RecordingSession)(settings)
+        if not hasattr(node.config, "workerinput"):  # an xdist worker does not know its next cases
+            stash["concurrent"].submit(_upcoming_cases(node))
+    return stash["concurrent"]
+
+
+def _upcoming_cases(node: pytest.Item) -> list[tuple[GoldenCase, str]]:
+    """The selected golden cases from ``node`` on that will run (they load and need nothing absent)."""
+    items = node.session.items
+    start = next((i for i, item in enumerate(items) if item is node), 0)
+    upcoming = []
+    for item in items[start:]:
+        callspec = getattr(item, "callspec", None)
+        ref = callspec.params.get("golden_case") if callspec is not None else None
+        if ref is not None and ref.case is not None and ref.error is None and not any(map(unmet, ref.case.requires)):
+            upcoming.append((ref.case, _selector(item)))
+    return upcoming
 
 
 def _selector(node: pytest.Item) -> str:
@@ -273,6 +348,7 @@ class GoldenHarness:
             pytest.fail(ref.error, pytrace=False)
         from rag_core.evals.credentials import CredentialError
         from rag_core.evals.harness.errors import HarnessError
+        from rag_core.evals.harness.live import LiveRunsStopped
         from rag_core.evals.harness.runner import run_case
 
         assert ref.case is not None
@@ -286,8 +362,11 @@ class GoldenHarness:
         if self.settings.live:
             return self._check_live(ref.case)
         try:
-            result = run_case(ref.case, self.settings, _selector(self.node))
-        except (HarnessError, CredentialError) as exc:
+            if self.settings.record_mode != "none":  # at once (--concurrency), retried on a provider's pushback
+                result = _concurrent(self.node, self.settings).result(ref.case, _selector(self.node))
+            else:
+                result = run_case(ref.case, self.settings, _selector(self.node))
+        except (HarnessError, CredentialError, LiveRunsStopped) as exc:
             problem = str(exc)
         else:
             problem = None
@@ -322,11 +401,11 @@ class GoldenHarness:
     def _check_live(self, case: GoldenCase) -> None:
         from rag_core.evals.credentials import CredentialError
         from rag_core.evals.harness.errors import HarnessError
-        from rag_core.evals.harness.live import run_live
+        from rag_core.evals.harness.live import LiveRunsStopped
 
         try:
-            result = run_live(case, self.settings, _selector(self.node))
-        except (HarnessError, CredentialError) as exc:
+            result = _concurrent(self.node, self.settings).result(case, _selector(self.node))
+        except (HarnessError, CredentialError, LiveRunsStopped) as exc:
             pytest.fail(str(exc), pytrace=False)
         self.node.user_properties.append(("rag_core_live", result.to_dict()))
         if not result.ok:
@@ -392,6 +471,7 @@ class _Summary:
             f"{len(count['updated']) - len(count['new'])} goldens updated, {len(count['recorded'])} recorded, "
             f"{len(count['stale'])} stale cassettes, {tokens} tokens in recordings"
         )
+        self._emulator_load(terminalreporter)
         for case_id in count["stale"]:
             terminalreporter.write_line(f"  stale cassette: {case_id} (its failure or warning says how to re-record it)")
         for case_id in count["new"]:
@@ -419,7 +499,19 @@ class _Summary:
         terminalreporter.section("rag-core live runs")
         for line in live_table(entries):
             terminalreporter.write_line(line)
+        ran = [entry["live"] for entry in entries if entry.get("live")]
+        terminalreporter.write_line(
+            f"{sum(live['runs'] for live in ran)} runs, {sum(live.get('retries', 0) for live in ran)} run again after a "
+            f"pushback, {sum(live.get('tokens_total', 0) for live in ran)} tokens")
+        self._emulator_load(terminalreporter)
         self._report_outcome(terminalreporter)
+
+    def _emulator_load(self, terminalreporter: Any) -> None:
+        """How the emulator saw the load, when --emulator-latency or --emulator-capacity shaped it."""
+        conditions = self.config.stash[STASH].get("conditions")
+        if conditions is not None:
+            terminalreporter.write_line(f"emulator: at most {conditions.peak} requests at once, {conditions.refused} "
+                                        "answered 429")
 
     def _report_outcome(self, terminalreporter: Any) -> None:
         outcome = self.config.stash[STASH].get("report")
@@ -427,7 +519,14 @@ class _Summary:
             line, failed = outcome
             terminalreporter.write_line(line, red=failed)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        concurrent = self.config.stash[STASH].pop("concurrent", None)
+        if concurrent is not None:  # an interrupt, -x: no further run begins
+            concurrent.close()
+        self._write_report(session)
+
+    def _write_report(self, session: pytest.Session) -> None:
         """Write ``--golden-report`` here, not in the terminal summary (which pytest prints after
         the session's exit status is settled): a report that cannot be written, or would hold a
         credential, fails the session."""
@@ -441,8 +540,12 @@ class _Summary:
         try:
             if self.config.getoption("live"):
                 text = "\n".join(["## rag-core live runs", "", *live_table(entries), ""])
-            else:
-                text = _markdown(entries, self._orphans()[0])
+            else:  # from the cases as the run record keeps them (report/markdown.py)
+                from rag_core.evals.report.markdown import Links, summary
+
+                record = self.config.pluginmanager.get_plugin("rag_core_run_record")
+                text = summary(record.case_entries(), Links.from_environment(os.environ),
+                               [path.name for path in self._orphans()[0]], record.retriever_entries())
             write_checked(Path(path), text)
         except (OSError, CredentialError) as exc:
             self.config.stash[STASH]["report"] = (f"golden report: not written: {exc}", True)
@@ -469,33 +572,7 @@ def live_table(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def _tally(entries: list[dict[str, Any]]) -> tuple[dict[str, list[str]], int]:
-    """The case ids per outcome, and the tokens of all recordings (for the summary and the report)."""
+    """The case ids per outcome, and the tokens of all recordings (for the terminal summary; the
+    markdown report counts the run record's cases: report/markdown.py)."""
     count = {k: [e["id"] for e in entries if e[k]] for k in ("failed", "updated", "new", "recorded", "stale")}
     return count, sum(e["tokens"] for e in entries)
-
-
-def _markdown(entries: list[dict[str, Any]], orphans: list[Path]) -> str:
-    count, tokens = _tally(entries)
-    lines = [
-        "## rag-core golden cases",
-        "",
-        "| cases | failed | new goldens | goldens updated | recorded | stale cassettes | tokens in recordings |",
-        "|---|---|---|---|---|---|---|",
-        f"| {len(entries)} | {len(count['failed'])} | {len(count['new'])} | {len(count['updated']) - len(count['new'])} "
-        f"| {len(count['recorded'])} | {len(count['stale'])} | {tokens} |",
-        "",
-    ]
-    for title, key in (("Stale cassettes", "stale"), ("New goldens (to review)", "new"), ("Goldens updated", "updated")):
-        if count[key]:
-            lines += [f"**{title}:** " + ", ".join(f"`{c}`" for c in count[key]), ""]
-    if orphans:
-        lines += ["**Orphans (no case uses them):** " + ", ".join(f"`{p.name}`" for p in orphans), ""]
-    failed = [e for e in entries if e["failed"]]
-    if failed:
-        lines += ["### Failed", ""]
-        for entry in failed:
-            # a fence longer than any backtick run in the text, so a diff cannot close it early
-            fence = "`" * max(3, max((len(run) for run in entry["detail"].split() if set(run) == {"`"}), default=0) + 1)
-            lines += [f"<details><summary><code>{entry['id']}</code></summary>", "", f"{fence}diff",
-                      entry["detail"].rstrip(), fence, "", "</details>", ""]
-    return "\n".join(lines)

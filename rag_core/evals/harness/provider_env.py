@@ -59,6 +59,24 @@ QUIET = (
 DSPY_CACHE = "DSPY_CACHEDIR"
 
 
+def forget_answers() -> None:
+    """Forget the answers frameworks keep between calls, before a live run: DSPy answers a
+    request it has seen from its memory cache, or its disk cache (in this process's scratch
+    folder, ``DSPY_CACHE``), and sends nothing, so every repeat after the first would repeat the
+    first's answer instead of asking the model."""
+    import sys
+
+    dspy = sys.modules.get("dspy")
+    cache = getattr(dspy, "cache", None)
+    if cache is None:
+        return
+    if hasattr(cache, "reset_memory_cache"):
+        cache.reset_memory_cache()
+    disk = getattr(cache, "disk_cache", None)
+    if disk is not None and hasattr(disk, "clear") and str(getattr(cache, "disk_cache_dir", "")).startswith(_scratch()):
+        disk.clear()  # only the harness's own folder: never a cache the user pointed DSPY_CACHEDIR at
+
+
 def planned(environ: dict[str, str], scratch: str) -> dict[str, str]:
     """The variables to set for a case (none is ever unset or replaced), ``scratch`` a folder of
     this process's own; a pure function."""

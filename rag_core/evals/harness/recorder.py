@@ -26,19 +26,21 @@ import os
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals.credentials import detector
-from rag_core.evals.harness import cassette_format, socket_clients
+from rag_core.evals.harness import cassette_format, routing
 from rag_core.evals.harness.errors import HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
 from rag_core.evals.harness.network import is_loopback
 from rag_core.evals.harness.provider_env import KEY_VARIABLES
 from rag_core.evals.harness.wire import Exchange
+from rag_core.evals.emulator.conditions import REFUSED_HEADER, Conditions
 from rag_core.evals.emulator.provider import Reply, ScriptedProvider
+from rag_core.evals.harness.pushback import RETRYABLE, Pushback, retried_away, retry_after
 from rag_core.evals.harness.paths import shown
 
 
@@ -77,9 +79,10 @@ def _vcr_response(reply: Reply) -> dict[str, Any]:
             "headers": headers, "body": {"string": reply.body}}
 
 
-def _answer_in_process(cassette: Any, emulator: ScriptedProvider) -> None:
+def _answer_in_process(cassette: Any, emulator: ScriptedProvider, conditions: Conditions | None) -> None:
     """Let the emulator answer every request the cassette cannot play, as vcrpy would play a
-    recorded one, and record the answer (through the cassette's own filters and scrubbing)."""
+    recorded one, and record the answer (through the cassette's own filters and scrubbing);
+    ``conditions`` (latency, capacity) apply to each answer as a provider's load would."""
     can_play, play = cassette.can_play_response_for, cassette.play_response
 
     def answers(request: Any) -> bool:
@@ -88,7 +91,12 @@ def _answer_in_process(cassette: Any, emulator: ScriptedProvider) -> None:
     def answer(request: Any) -> Any:
         if can_play(request):  # new_episodes: an interaction the cassette already holds
             return play(request)
-        response = _vcr_response(emulator.reply(request.method, request.path, request.body))
+        if conditions is None:
+            reply = emulator.reply(request.method, request.path, request.body)
+        else:
+            with conditions.admitted() as refusal:
+                reply = refusal or emulator.reply(request.method, request.path, request.body)
+        response = _vcr_response(reply)
         cassette.append(request, response)
         return response
 
@@ -105,6 +113,21 @@ def _then(first: Callable[[Any], Any], then: Callable[[Any], Any], item: Any) ->
 def _clean_response(response: dict[str, Any]) -> dict[str, Any]:
     response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_RESPONSE_HEADERS}
     return response
+
+
+def _drop_retried_away(cassette: Any, replay: Replay, transient: list[tuple[int, int]]) -> None:
+    """Keep out of the cassette and the run's exchanges each provider pushback (a 429 or 5xx from
+    the provider, or the emulator's conditions) that the client sent again with success: a
+    replay would make the client wait and retry for nothing, and the golden would pin weather."""
+    if not transient:
+        return
+    first = transient[0][0]
+    new = cassette.data[first:]
+    flags = retried_away([((r.method, r.path, r.body), int(resp["status"]["code"])) for r, resp in new])
+    dropped = [(at, exchange) for at, exchange in transient if flags[at - first]]
+    for at, exchange in sorted(dropped, reverse=True):
+        del cassette.data[at]
+        del replay.exchanges[exchange]
 
 
 class Pair(NamedTuple):
@@ -127,6 +150,8 @@ class Replay:
     recorded_with: dict[str, Any] = field(default_factory=dict)
     # every request and answer of the run, recorded or replayed, in the order sent
     exchanges: list[Exchange] = field(default_factory=list)
+    # every retryable answer recorded in this run (a 429 the client retried with success included)
+    pushbacks: list[Pushback] = field(default_factory=list)
 
 
 class _AtomicPersister:
@@ -158,6 +183,23 @@ class _AtomicPersister:
             self.failed = exc
 
 
+@contextmanager
+def _opened(recorder: Any, path: Path, save: bool = True) -> Iterator[Any]:
+    """The cassette at ``path`` as ``recorder.use_cassette`` opens it, its requests routed to it
+    (``routing.py``: runs in other threads keep theirs), saved when it closes (if ``save``), as
+    vcrpy saves."""
+    from vcr.cassette import Cassette
+
+    config = recorder.get_merged_config(path=str(path), serializer="rag_core")
+    for name in ("path_transformer", "func_path_generator", "record_on_exception"):  # the decorator's, not the cassette's
+        config.pop(name, None)
+    cassette = Cassette.load(**config)
+    with routing.routed(cassette):
+        yield cassette
+    if save:
+        cassette._save()
+
+
 class CaseRecorder:
     def __init__(self, cassette_path: Path, mode: str, script_digest: str | None = None,
                  configure: Callable[[Any], None] | None = None) -> None:
@@ -169,6 +211,8 @@ class CaseRecorder:
         self.staging = cassette_path.with_name(f".{cassette_path.name}.recording")
         self.label: str | None = None  # set while a judge runs: its recorded requests are marked
         self.configure = configure  # the project's pytest_rag_core_configure_cassette hook, given the VCR
+        # False for a live run: what it records is observed, never written (it would be discarded)
+        self.keep = True
 
     @property
     def will_record(self) -> bool:
@@ -216,9 +260,11 @@ class CaseRecorder:
         self.staging.unlink(missing_ok=True)
 
     @contextmanager
-    def use(self, sdk_version: str, emulator: ScriptedProvider | None = None) -> Iterator[Replay]:
+    def use(self, sdk_version: str, emulator: ScriptedProvider | None = None,
+            conditions: Conditions | None = None) -> Iterator[Replay]:
         """The cassette around one subject's run: replayed, or recorded live, or (``emulator``
-        given and the mode records) recorded with the emulator answering in-process."""
+        given and the mode records) recorded with the emulator answering in-process, under
+        ``conditions`` if given."""
         import vcr
 
         if self.path.exists():
@@ -246,7 +292,7 @@ class CaseRecorder:
             self._configured(recorder)
         replay = Replay()
         try:
-            with recorder.use_cassette(str(target), serializer="rag_core") as cassette:
+            with _opened(recorder, target, save=self.keep) as cassette:
                 replay.recorded_with = dict(cassette.get_metadata("recorded_with", {}))
                 already = len(cassette.data)
                 if recording:
@@ -266,21 +312,31 @@ class CaseRecorder:
                     replay.exchanges.append(_exchange(request, response))
                     return response
 
+                # recorded answers the client retried away may be dropped: (cassette index, exchange index)
+                transient: list[tuple[int, int]] = []
+
                 def append(request: Any, response: Any) -> None:
                     count = len(cassette.data)
+                    status, headers = int(response["status"]["code"]), dict(response.get("headers") or {})
                     original_append(request, response)
                     if len(cassette.data) > count:
                         replay.exchanges.append(_exchange(*cassette.data[-1]))
+                        if status in RETRYABLE:
+                            replay.pushbacks.append(Pushback(request.method, request.path, status,
+                                                             retry_after(headers, datetime.now(timezone.utc))))
+                            # the provider's weather, not a scripted answer (a case may script a 429)
+                            if emulator is None or REFUSED_HEADER in headers:
+                                transient.append((len(cassette.data) - 1, len(replay.exchanges) - 1))
 
                 # observe each replayed request (and what it was paired with) and each recorded one
                 cassette.play_response = play_response
                 cassette.append = append
                 if recording and emulator is not None:
-                    _answer_in_process(cassette, emulator)
+                    _answer_in_process(cassette, emulator, conditions)
                 try:
-                    with socket_clients.patched(cassette):
-                        yield replay
+                    yield replay
                 finally:
+                    _drop_retried_away(cassette, replay, transient)
                     if not recording:
                         replay.unused = len(cassette) - len(cassette.play_counts)
                     replay.recorded = [(r.method, r.path, int(resp["status"]["code"]))

@@ -28,10 +28,12 @@ from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.subjects import Subject, subject_of
 from rag_core.evals.harness.target import TargetContext
 from rag_core.evals.harness.provider_env import provider_environment
+from rag_core.evals.harness.pushback import RETRYABLE
 from rag_core.evals.harness.recorder import EMULATOR_TARGET, CaseRecorder, require_key
 from rag_core.evals.harness.network import BlockedAttempt, network_blocked
 from rag_core.evals.harness.wait_bound import bounded_waits
 from rag_core.evals.harness.build import PROVIDER, build_model
+from rag_core.evals.emulator.conditions import Conditions
 from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core.evals.harness.yaml_dump import dump
 
@@ -48,6 +50,10 @@ class Settings:
     record_timeout: float = 60.0  # seconds a provider may take to answer one request while recording
     live: bool = False  # --live: run against the providers (or the emulator) and keep nothing
     repeat: int = 1  # --repeat: runs per case under --live
+    concurrency: int = 1  # --concurrency: live runs at once per provider
+    retries: int = 2  # --retries: runs again of a live run the provider pushed back
+    # --emulator-latency / --emulator-capacity: how the emulator answers (None: at once, without limit)
+    conditions: Conditions | None = None
     # (case, vcr) -> None: the project's pytest_rag_core_configure_cassette hook (see hookspecs.py)
     configure_cassette: Callable[[GoldenCase, Any], None] | None = None
 
@@ -64,6 +70,7 @@ class CaseResult:
     wire: dict[str, Any] = field(default_factory=dict)  # the golden fields read from the case's traffic
     notes: list[str] = field(default_factory=list)  # worth a warning, not a failure
     fixes: list[str] = field(default_factory=list)  # commands that fix the failures (not failures themselves)
+    pushbacks: list[Any] = field(default_factory=list)  # the provider's 429s and 5xx met while recording
 
 
 @functools.cache
@@ -181,6 +188,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
     the provider does."""
     configure = functools.partial(settings.configure_cassette, case) if settings.configure_cassette else None
     recorder = CaseRecorder(cassette, settings.record_mode, script_digest(case), configure)
+    recorder.keep = not settings.live  # a live run keeps nothing: its recording is never written
     recording = recorder.will_record
     emulated = bool(case.emulate) or settings.emulator
     if not recording and not recorder.path.exists():
@@ -207,7 +215,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
         # imported or built in the case's environment, behind the guard
         subject.prepare(timeout=settings.record_timeout if recording else None)
         at_import, blocked[:] = list(blocked), []
-        with recorder.use(sdk, provider) as replay:
+        with recorder.use(sdk, provider, settings.conditions if provider is not None else None) as replay:
             started = time.perf_counter()
             context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
                                     emulated=provider is not None or (
@@ -251,10 +259,11 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
         recorder.discard()  # a live run keeps nothing
     elif problem is not None:
         recorder.discard()
+        pushed_back = any(status in RETRYABLE for _, _, status in replay.recorded) and case.expect.error is None
         raise RecordingFailed(
             f"{case.id}: recording failed, nothing was written ({shown(recorder.path)} and "
-            f"{shown(case.golden_path)} are as they were): {problem}"
-        )
+            f"{shown(case.golden_path)} are as they were): {problem}",
+            pushed_back=pushed_back, wait=max((p.retry_after or 0.0 for p in replay.pushbacks), default=None))
     return Played(recorder, replay, turn_starts, produced, error, subject, judge_start, judgements, judge_error,
                   seconds, problem, during_run, at_import)
 
@@ -316,6 +325,7 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     result.recorded = recording
     run = observe_run(case, played, other, recording, selector)
     result.wire = run.wire
+    result.pushbacks = played.replay.pushbacks + (other.replay.pushbacks if other is not None else [])
     result.tokens = run.observed["usage"].get("total_tokens", 0)
     for each, subject in ((played, case.target or "the agent"), (other, case.compare_with)):
         if each is not None and each.blocked_at_import:

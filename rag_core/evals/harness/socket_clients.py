@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import http
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 from unittest import mock
@@ -134,11 +134,18 @@ def _lm15_stubs(cassette: Any, package: str) -> list[Any]:
     return patches
 
 
+def stubs(cassette: Any, exclude: Iterable[str] = ()) -> Iterator[tuple[str, Any]]:
+    """(package, patch) for each known socket-level client imported by now, but those in ``exclude``."""
+    for package in LM15_PACKAGES:
+        if package not in exclude:
+            for patch in _lm15_stubs(cassette, package):
+                yield package, patch
+
+
 @contextmanager
 def patched(cassette: Any) -> Iterator[None]:
     """Route the known socket-level clients' requests through ``cassette`` while it is open."""
     with ExitStack() as stack:
-        for package in LM15_PACKAGES:
-            for patch in _lm15_stubs(cassette, package):
-                stack.enter_context(patch)
+        for _, patch in stubs(cassette):
+            stack.enter_context(patch)
         yield

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -100,6 +101,33 @@ def _event_loop() -> asyncio.AbstractEventLoop:
     return _LOOP
 
 
+_LOOP_THREAD: threading.Thread | None = None
+_LOOP_LOCK = threading.Lock()
+
+
+def start_shared_loop() -> None:
+    """Run the one loop in a thread of its own, for live runs in threads (``--concurrency``) to
+    share: their coroutines interleave on it, each with its caller's context (through which the
+    run's cassette is found). Started by the session's main thread before any case runs, so the
+    loop's thread belongs to no case."""
+    global _LOOP_THREAD
+    with _LOOP_LOCK:
+        loop = _event_loop()
+        if _LOOP_THREAD is None or not _LOOP_THREAD.is_alive():
+            _LOOP_THREAD = threading.Thread(target=loop.run_forever, name="rag-core-target-loop", daemon=True)
+            _LOOP_THREAD.start()
+
+
+def _run(coroutine: Any) -> Any:
+    """``coroutine`` run to its end on the one loop: in its own thread when live runs share it,
+    else in the calling thread, as the program's own ``run_until_complete`` would."""
+    if _LOOP_THREAD is None or not _LOOP_THREAD.is_alive():
+        if threading.current_thread() is threading.main_thread():
+            return _event_loop().run_until_complete(coroutine)
+        start_shared_loop()
+    return asyncio.run_coroutine_threadsafe(coroutine, _event_loop()).result()
+
+
 async def _collect(stream: Any) -> list[Any]:
     return [piece async for piece in stream]
 
@@ -107,9 +135,9 @@ async def _collect(stream: Any) -> list[Any]:
 def settle(returned: Any) -> Any:
     """What a call of the target comes to: a coroutine awaited, a stream's pieces joined."""
     if inspect.iscoroutine(returned):
-        returned = _event_loop().run_until_complete(returned)
+        returned = _run(returned)
     if inspect.isasyncgen(returned):
-        return _joined(_event_loop().run_until_complete(_collect(returned)))
+        return _joined(_run(_collect(returned)))
     if inspect.isgenerator(returned):
         return _joined(list(returned))
     return returned

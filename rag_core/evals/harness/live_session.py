@@ -1,0 +1,132 @@
+"""Cases of a pytest session run at once (``--concurrency N``, live runs and recordings).
+
+pytest runs one test at a time, and its reporting stays as it is: at the session's first case,
+every selected case's runs are handed to one pool of threads, and each case's test then waits
+for its own and reports it. Later cases go on while earlier ones are reported. Under
+pytest-xdist a worker does not know which cases it will get: it runs a case's live repeats at
+once, but its cases one after another.
+
+The case's environment (``provider_environment``) is held open for the whole session: runs in
+threads cannot each set and unset process-wide variables. The async targets' one event loop
+runs in a thread of its own, for the runs to share.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
+from typing import Any, Callable, Iterable
+
+from rag_core.evals.harness import routing
+from rag_core.evals.harness.case import GoldenCase
+from rag_core.evals.harness.live import LiveResult, LiveRun, LiveRunsStopped, gathered, run_live, submit_live
+from rag_core.evals.harness.errors import RecordingFailed
+from rag_core.evals.harness.live_limits import AdaptiveLimit, ProviderLimits
+from rag_core.evals.harness.pushback import backoff
+from rag_core.evals.harness.provider_env import provider_environment
+from rag_core.evals.harness.runner import CaseResult, Settings, run_case
+from rag_core.evals.harness.subjects import subject_of
+
+
+class _Concurrent:
+    """The pool, the providers' limits and what the runs share, for one session."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.limits = ProviderLimits(settings.concurrency)
+        self.stop = threading.Event()
+        self.pool: ThreadPoolExecutor | None = None
+        self._held = ExitStack()
+        if settings.concurrency > 1:
+            from rag_core.evals.harness.target import start_shared_loop
+
+            self._held.enter_context(provider_environment())
+            start_shared_loop()
+            # as many threads as runs may be in flight: each provider's limit bounds its own
+            self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="rag-core-run")
+
+    def close(self) -> None:
+        """No run begins after this; runs under way end on their own."""
+        self.stop.set()
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        self._held.close()
+
+
+class LiveSession(_Concurrent):
+    """``--live``: each case's repeats, and the cases, at once."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.submitted: dict[str, list[Future[LiveRun]]] = {}
+
+    def submit(self, cases: Iterable[tuple[GoldenCase, str]]) -> None:
+        """Start the runs of these (case, selector) pairs, in order, unless started already."""
+        if self.pool is None:
+            return
+        for case, selector in cases:
+            if case.id not in self.submitted:
+                self.submitted[case.id] = submit_live(case, self.settings, selector, self.limits, self.pool, self.stop)
+
+    def result(self, case: GoldenCase, selector: str) -> LiveResult:
+        if self.pool is None:
+            return run_live(case, self.settings, selector, self.limits, self.stop)
+        self.submit([(case, selector)])
+        return gathered(case, self.submitted.pop(case.id))
+
+
+class RecordingSession(_Concurrent):
+    """Recording (live, or against the emulator): the cases at once, each committed on its own
+    when it succeeds, exactly as one at a time would (same files, same bytes)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.submitted: dict[str, Future[CaseResult]] = {}
+
+    def _record(self, case: GoldenCase, selector: str) -> CaseResult:
+        if self.stop.is_set():
+            raise LiveRunsStopped(f"{case.id}: the session ended before the case began")
+        limit = self.limits.of(subject_of(case, case.target).provider)
+        return record_with_retries(case, self.settings, selector, limit, self.stop)
+
+    def submit(self, cases: Iterable[tuple[GoldenCase, str]]) -> None:
+        if self.pool is None:
+            return
+        for case, selector in cases:
+            if case.id not in self.submitted:
+                self.submitted[case.id] = self.pool.submit(self._record, case, selector)
+
+    def result(self, case: GoldenCase, selector: str) -> Any:
+        if self.pool is None:
+            return self._record(case, selector)
+        self.submit([(case, selector)])
+        return self.submitted.pop(case.id).result()
+
+
+def record_with_retries(case: GoldenCase, settings: Settings, selector: str, limit: AdaptiveLimit,
+                        stop: threading.Event, sleep: Callable[[float], None] = time.sleep) -> CaseResult:
+    """Record the case under its provider's limit; a recording the provider failed with a 429 or
+    5xx (nothing of it was written) is made again after the wait it asked for, or a backoff,
+    ``settings.retries`` times at most, then fails as it did, saying so."""
+    for attempt in range(settings.retries + 1):
+        try:
+            with limit.slot(), routing.own_run():
+                result = run_case(case, settings, selector)
+        except RecordingFailed as exc:
+            if not exc.pushed_back:
+                raise
+            limit.pushed_back(exc.wait)
+            if attempt == settings.retries or stop.is_set():
+                raise RecordingFailed(f"{exc} (made {attempt + 1} time(s): --retries {settings.retries})") from None
+            sleep(backoff(attempt + 1, exc.wait, jitter=random.random()))
+            continue
+        waits = [p.retry_after or 0.0 for p in result.pushbacks]
+        if waits:
+            limit.pushed_back(max(waits))
+        else:
+            limit.succeeded()
+        return result
+    raise AssertionError("unreachable")

@@ -1,0 +1,203 @@
+"""Meta-tests: ``--live --concurrency N`` runs cases and repeats at once, each answer assigned to
+its own case and repeat; a provider that pushes back (the emulator's ``--emulator-capacity``) is
+retried after the wait it asks for, and a run that runs out of retries fails naming the status
+and the request. The emulator's ``--emulator-latency`` stands in for a provider's answer time:
+no test sleeps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+import bm25s  # noqa: E402,F401  (imported before pytester's in-process runs; see test_harness.py)
+import numpy  # noqa: E402,F401
+import openai  # noqa: E402,F401
+import vcr  # noqa: E402,F401
+
+from tests.golden_project import project, record  # noqa: E402,F401  (project: a fixture)
+
+REPEATS = 8
+
+# each repeat answers with its own number, so a run given another's answer is seen
+SCRIPTS = "emulate_repeats:\n" + "".join(
+    f"  - emulate: [{{tool_calls: [{{name: lookup, arguments: {{term: pantry}}}}]}}, {{text: \"Answer of repeat {r}.\"}}]\n"
+    for r in range(REPEATS))
+
+# the live property of each case, as its test reported it
+CONFTEST = """
+import json
+
+def pytest_runtest_logreport(report):
+    for key, info in report.user_properties:
+        if key == "rag_core_live":
+            with open("live-results.jsonl", "a") as out:
+                out.write(json.dumps(info) + "\\n")
+"""
+
+
+def _repeats_project(project) -> None:
+    case = project.path / "fixtures" / "goldens" / "with_tool.yaml"
+    case.write_text(case.read_text() + SCRIPTS)
+    project.makeconftest(CONFTEST)
+    record(project)
+
+
+def _live(project) -> dict[str, dict]:
+    return {entry["id"]: entry for entry in map(json.loads, (project.path / "live-results.jsonl").read_text().splitlines())}
+
+
+def test_eight_runs_at_once_each_get_their_own_answer(project):
+    _repeats_project(project)
+    result = project.runpytest("evals", "-k", "with_tool", "--live", "--emulator", "--repeat", str(REPEATS),
+                               "--concurrency", "8", "--emulator-latency", "0.2")
+    result.assert_outcomes(passed=1)
+    # the emulator saw the eight runs' requests in flight together
+    result.stdout.fnmatch_lines(["*emulator: at most 8 requests at once, 0 answered 429*"])
+    live = _live(project)["with_tool"]
+    assert [run["repeat"] for run in live["repeats"]] == list(range(REPEATS))
+    assert [run["answer"] for run in live["repeats"]] == [f"Answer of repeat {r}." for r in range(REPEATS)]
+
+
+def test_cases_run_at_once_too(project):
+    _repeats_project(project)
+    result = project.runpytest("evals", "--live", "--emulator", "--repeat", "4", "--concurrency", "8",
+                               "--emulator-latency", "0.2")
+    result.assert_outcomes(passed=2)
+    # four runs of each of the two cases: eight in flight at once
+    result.stdout.fnmatch_lines(["*emulator: at most 8 requests at once, 0 answered 429*"])
+    live = _live(project)
+    assert [run["answer"] for run in live["with_tool"]["repeats"]] == [f"Answer of repeat {r}." for r in range(4)]
+    assert {run["answer"] for run in live["with_markdown"]["repeats"]} == {"Soak the noodles."}
+
+
+def test_a_provider_that_pushes_back_is_waited_for_and_every_run_passes(project):
+    _repeats_project(project)
+    result = project.runpytest("evals", "-k", "with_tool", "--live", "--emulator", "--repeat", str(REPEATS),
+                               "--concurrency", "8", "--emulator-latency", "0.1", "--emulator-capacity", "3")
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "emulator: at most 3 requests at once" in out
+    refused = int(out.split("requests at once, ")[1].split(" answered 429")[0])
+    assert refused > 0
+    live = _live(project)["with_tool"]
+    assert [run["answer"] for run in live["repeats"]] == [f"Answer of repeat {r}." for r in range(REPEATS)]
+
+
+def test_a_run_that_runs_out_of_retries_fails_naming_the_status_and_the_request(project):
+    _repeats_project(project)
+    result = project.runpytest("evals", "-k", "with_tool", "--live", "--emulator", "--repeat", "2",
+                               "--concurrency", "2", "--emulator-capacity", "0", "--retries", "1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*the provider pushed back and the run gave up after 1 retry (--retries 1): POST /v1/responses "
+        "answered HTTP 429, asked to wait 0.05 s*"])
+    live = _live(project)["with_tool"]
+    assert [run["retries"] for run in live["repeats"]] == [1, 1]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--concurrency", "4"], "to spread replays over processes use pytest-xdist"),
+    (["--live", "--concurrency", "0"], "--concurrency=0: give at least 1"),
+    (["--live", "--retries", "-1"], "--retries=-1: give 0 or more"),
+    (["--live", "--emulator-latency", "0.2"], "add --emulator"),
+    (["--live", "--emulator", "--emulator-capacity", "-1"], "--emulator-capacity=-1: give 0 or more"),
+])
+def test_live_options_that_do_not_fit_are_usage_errors(project, options, message):
+    result = project.runpytest("evals", *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def _recorded_files(project) -> dict[str, bytes]:
+    return {str(p.relative_to(project.path)): p.read_bytes() for folder in ("cassettes", "fixtures/goldens")
+            for p in sorted((project.path / folder).rglob("*")) if p.is_file() and not p.name.endswith(".yaml.recording")}
+
+
+def test_recording_cases_at_once_writes_the_same_bytes_as_one_at_a_time(project):
+    serial = project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens")
+    serial.assert_outcomes(passed=2)
+    one_at_a_time = _recorded_files(project)
+    for path in list((project.path / "cassettes").rglob("*.yaml")) + list(
+            (project.path / "fixtures" / "goldens").glob("*.golden.yaml")):
+        path.unlink()
+    at_once = project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens", "--concurrency", "2",
+                                "--emulator-latency", "0.2")
+    at_once.assert_outcomes(passed=2)
+    at_once.stdout.fnmatch_lines(["*emulator: at most 2 requests at once, 0 answered 429*"])
+    assert _recorded_files(project) == one_at_a_time
+
+
+def test_interrupted_recording_at_once_leaves_whole_files_and_a_rerun_records_the_rest(project):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    goldens = project.path / "fixtures" / "goldens"
+    case = (goldens / "with_tool.yaml").read_text()
+    for number in range(8):
+        (goldens / f"copy_{number}.yaml").write_text(case.replace("id: with_tool", f"id: copy_{number}"))
+    command = [sys.executable, "-m", "pytest", "evals", "-p", "no:cacheprovider", "--record-mode=once", "--emulator",
+               "--update-goldens", "--concurrency", "2", "--emulator-latency", "0.3"]
+    writer = subprocess.Popen(command, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while not list(goldens.glob("*.golden.yaml")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    writer.send_signal(signal.SIGINT)  # Ctrl-C, with cases under way and others not begun
+    output = writer.communicate(timeout=120)[0].decode()
+    assert "KeyboardInterrupt" in output
+    written = sorted(p.name.removesuffix(".golden.yaml") for p in goldens.glob("*.golden.yaml"))
+    assert 0 < len(written) < 10, output
+    # nothing half-written: no staging file, and each case has its cassette and golden, or neither
+    assert not [p for p in project.path.rglob("*") if p.name.endswith((".recording", ".staged"))]
+    cassettes = sorted(p.stem for p in (project.path / "cassettes").rglob("*.yaml"))
+    assert cassettes == written
+    rerun = subprocess.run(command[:-4], cwd=project.path, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    assert f"{10 - len(written)} recorded" in rerun.stdout  # only what had not finished
+
+
+def test_every_live_repeat_of_a_dspy_program_asks_the_model():
+    """DSPy answers a request it has seen from its caches: repeats 2, 3, … sent nothing of their
+    own, and the second failed as the emulator's script went out of step."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("dspy")
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-m", "pytest", "evals/test_goldens.py", "-q", "-p", "no:cacheprovider",
+                             "-k", "fw_dspy", "--live", "--emulator", "--repeat", "3", "--no-run-record"],
+                            cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "| fw_dspy | 3/3 | 100% |" in result.stdout
+
+
+def test_recordings_the_provider_pushed_back_are_made_again_with_the_same_bytes(project):
+    goldens = project.path / "fixtures" / "goldens"
+    case = (goldens / "with_tool.yaml").read_text()
+    for number in range(4):
+        (goldens / f"copy_{number}.yaml").write_text(case.replace("id: with_tool", f"id: copy_{number}"))
+    project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens").assert_outcomes(passed=6)
+    one_at_a_time = _recorded_files(project)
+    for path in list((project.path / "cassettes").rglob("*.yaml")) + list(goldens.glob("*.golden.yaml")):
+        path.unlink()
+    # six cases at once against an emulator that answers one request at a time: most are refused
+    pushed = project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens", "--concurrency", "6",
+                               "--emulator-latency", "0.1", "--emulator-capacity", "1", "--retries", "8")
+    pushed.assert_outcomes(passed=6)
+    refused = int(pushed.stdout.str().split("requests at once, ")[1].split(" answered 429")[0])
+    assert refused > 0
+    assert _recorded_files(project) == one_at_a_time  # no 429 in any cassette or golden
+
+
+def test_a_recording_that_runs_out_of_retries_fails_saying_so_and_writes_nothing(project):
+    result = project.runpytest("evals", "-k", "with_tool", "--record-mode=once", "--emulator", "--update-goldens",
+                               "--emulator-capacity", "0", "--retries", "1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*with_tool: recording failed, nothing was written*HTTP 429*(made 2 time(s): "
+                                 "--retries 1)*"])
+    assert not list((project.path / "cassettes").rglob("*.yaml"))

@@ -1,0 +1,130 @@
+"""Runs in threads keep their own cassettes (``routing.py``), and the process-wide pieces a run
+enters (the timeout clamp, the network guard) stay right when runs enter and leave them out of
+order."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from rag_core.evals.emulator.provider import ScriptedProvider
+from rag_core.evals.harness import routing
+from rag_core.evals.harness.network import NetworkBlockedError, network_blocked
+from rag_core.evals.harness.recorder import CaseRecorder
+from rag_core.evals.harness.wait_bound import bounded_waits
+
+URL = "https://api.openai.com/v1/chat/completions"
+BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Which run is this?"}]}
+
+
+def _answer(response: httpx.Response) -> str:
+    return response.json()["choices"][0]["message"]["content"]
+
+
+def test_two_runs_at_once_each_record_and_get_their_own_answers(tmp_path):
+    both_open = threading.Barrier(2)
+
+    def run(name: str) -> tuple[str, str]:
+        recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all")
+        with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)) as replay:
+            both_open.wait(timeout=10)  # the other run's cassette is open too
+            answer = _answer(httpx.post(URL, json=BODY))
+            both_open.wait(timeout=10)
+        recorder.commit()
+        return answer, (tmp_path / f"{name}.yaml").read_text()
+
+    with ThreadPoolExecutor(2) as pool:
+        (a, a_file), (b, b_file) = pool.map(run, ["a", "b"])
+    assert (a, b) == ("run a", "run b")
+    assert "run a" in a_file and "run b" not in a_file
+    assert "run b" in b_file and "run a" not in b_file
+    assert routing.open_count() == 0
+
+
+def test_a_thread_a_run_starts_is_that_runs(tmp_path):
+    def run(name: str) -> str:
+        recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all")
+        with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
+            answers: list[str] = []
+            worker = threading.Thread(target=lambda: answers.append(_answer(httpx.post(URL, json=BODY))))
+            worker.start()  # a plain thread: it inherits no context, only its starter
+            worker.join()
+            return answers[0]
+
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(run, ["a", "b"])) == ["run a", "run b"]
+
+
+def test_a_request_no_run_can_be_told_from_is_an_error_not_a_guess(tmp_path):
+    both_open, done = threading.Barrier(3), threading.Event()
+
+    def run(name: str) -> None:
+        recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all")
+        with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
+            both_open.wait(timeout=10)
+            done.wait(timeout=10)
+
+    with ThreadPoolExecutor(3) as pool:  # the third thread belongs to no run
+        runs = [pool.submit(run, name) for name in ("a", "b")]
+
+        def stray() -> BaseException | None:
+            both_open.wait(timeout=10)
+            try:
+                httpx.post(URL, json=BODY)
+            except routing.AmbiguousRequestError as exc:
+                return exc
+            finally:
+                done.set()
+            return None
+
+        error = pool.submit(stray).result()
+        for each in runs:
+            each.result()
+    assert error is not None and "run with --concurrency 1" in str(error)
+
+
+def test_the_timeout_clamp_is_undone_whichever_run_leaves_first():
+    original, default = socket.socket.settimeout, socket.getdefaulttimeout()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with bounded_waits(5):
+            first_in.set()
+            second_in.wait(timeout=10)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(timeout=10)
+        with bounded_waits(5):
+            second_in.set()
+            first_out.wait(timeout=10)
+            clamped = socket.socket()
+            clamped.settimeout(600)
+            assert clamped.gettimeout() == 5  # still bounded: the first run left, this one did not
+            clamped.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(first), pool.submit(second)]:
+            future.result()
+    assert socket.socket.settimeout is original and socket.getdefaulttimeout() == default
+
+
+def test_the_network_guard_names_the_case_whose_thread_reached_out():
+    entered = threading.Barrier(2)
+
+    def run(case: str) -> list:
+        with network_blocked(case) as attempts:
+            entered.wait(timeout=10)
+            with pytest.raises(NetworkBlockedError):
+                socket.getaddrinfo(f"{case}.example.com", 443)
+            entered.wait(timeout=10)
+        return attempts
+
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(run, ["first", "second"])
+    assert [(x.case, x.address) for x in a] == [("first", "first.example.com")]
+    assert [(x.case, x.address) for x in b] == [("second", "second.example.com")]
