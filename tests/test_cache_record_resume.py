@@ -30,6 +30,7 @@ embed_batch = embedder._embed_batch
 
 def announcing(texts, input_type):
     print(f"embedding {{len(embedder.calls)}}", flush=True)  # every chunk before this one is saved
+    sys.stdin.readline()  # and waits for the word: a kill lands here, not a chunk or two later
     return embed_batch(texts, input_type)
 
 embedder._embed_batch = announcing
@@ -80,6 +81,9 @@ def test_a_recording_killed_after_some_chunks_resumes_where_it_stopped_and_ends_
         if line.strip() == f"embedding {chunks_done}":
             writer.kill()
             break
+        if line.startswith("embedding"):
+            writer.stdin.write("go\n")
+            writer.stdin.flush()
     assert writer.wait(60) == -9, writer.stderr.read()
     saved = sum(c["count"] for c in json.loads((killed / "cache" / "meta.json").read_text())["chunks"])
     assert saved == chunks_done * CHUNK  # the chunks it finished, nothing of the one it was on
