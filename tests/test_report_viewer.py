@@ -169,6 +169,7 @@ def test_a_link_opens_a_case_a_bar_shows_its_query_and_a_history_point_opens_its
 
     # history: each earlier point opens that run's report, written beside this one
     page.click("#tab-history")
+    page.locator("#history tbody a.run-link").first.wait_for()  # the tab is drawn after the click
     assert page.locator("#history tbody a.run-link").count() == 2  # this run is the page itself
     page.locator("#history-charts .chart").first.locator("a.run-link circle").first.click()
     page.wait_for_url(f"**/{first.stem}.html")
