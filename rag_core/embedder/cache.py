@@ -17,6 +17,7 @@ embedder and fails on a miss; ``auto`` is replay under CI (``CI`` set) and recor
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import threading
@@ -37,6 +38,10 @@ Mode = Literal["auto", "record", "replay"]
 # (MappedVectors.release); a query's single row stays mapped, ready for the next
 RELEASE_AFTER_ROWS = 64
 
+# up to this many rows are read one by one: a query's lookup is one row, and the array
+# operations of a batch cost it 15 µs
+FEW_ROWS = 4
+
 
 class EmbeddingCacheMiss(RagCoreError, LookupError):
     """Replay mode met a text whose embedding was never recorded."""
@@ -55,6 +60,7 @@ class _Stored:
     mapped: tuple[cache_files.MappedVectors, ...] = ()
     starts: Any = ()  # each chunk's first row (an int64 array)
     count: int = 0
+    first_rows: tuple[int, ...] = ()  # the same, as Python ints, for one row's bisection
 
     @classmethod
     def of(cls, chunks: Sequence[Chunk], mapped: Sequence[cache_files.MappedVectors]) -> _Stored:
@@ -62,7 +68,7 @@ class _Stored:
 
         counts = np.array([c.count for c in chunks], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(counts) else counts
-        return cls(tuple(chunks), tuple(mapped), starts, int(counts.sum()))
+        return cls(tuple(chunks), tuple(mapped), starts, int(counts.sum()), tuple(starts.tolist()))
 
     @property
     def dimensions(self) -> int | None:
@@ -170,7 +176,7 @@ class EmbeddingCache(Embedder):
         """The row of each text's vector, recording those the cache lacks."""
         keys = [self.key(t, input_type) for t in texts]
         rows = self._keys.rows(keys)
-        if (rows < 0).any():
+        if _any_missing(rows):
             self._record_missing(texts, keys, rows, input_type, progress)
             rows = self._keys.rows(keys)
         return rows
@@ -196,7 +202,10 @@ class EmbeddingCache(Embedder):
 
         stored = self._stored
         out = np.empty((len(rows), stored.dimensions or 0), dtype=np.float32)
-        if not len(rows):
+        if len(rows) <= FEW_ROWS:  # a query's row: found by bisection, no array operations
+            for n, row in enumerate(rows.tolist()):
+                number = bisect.bisect_right(stored.first_rows, row) - 1
+                out[n] = stored.mapped[number].rows[row - stored.first_rows[number]]
             return out
         order = np.argsort(rows, kind="stable")  # rows in file order: each chunk's reads go forward
         ordered = rows[order]
@@ -221,7 +230,7 @@ class EmbeddingCache(Embedder):
         before = len(self._keys)
         keys = [self.key(t, input_type) for t in texts]
         rows = self._keys.rows(keys)
-        if (rows < 0).any():
+        if _any_missing(rows):
             self._record_missing(texts, keys, rows, input_type, progress)
         return len(self._keys) - before
 
@@ -230,3 +239,10 @@ class EmbeddingCache(Embedder):
 
     def _embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
         return self.embed(texts, input_type)
+
+
+def _any_missing(rows: Any) -> bool:
+    """Whether a row is -1: a query's one row is checked in Python (numpy's reduction costs more)."""
+    if len(rows) <= FEW_ROWS:
+        return -1 in rows.tolist()
+    return bool((rows < 0).any())

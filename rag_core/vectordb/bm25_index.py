@@ -174,4 +174,27 @@ class BM25Index:
         keep = np.flatnonzero(scores > 0)
         if allowed is not None:
             keep = np.asarray([n for n in keep if self._ids[n] in allowed], dtype=np.int64)
-        return top_ranked([self._ids[n] for n in keep], scores[keep], depth)
+        return top_ranked(_IdsAt(self._ids, keep), scores[keep], depth)
+
+
+class _IdsAt:
+    """``[ids[p] for p in positions]`` as a sequence whose entries are looked up when read.
+
+    A query matching most of a large corpus made the list of every matching id (100k documents:
+    59k ids, 5 to 11 ms a query, touching each id's string), where ``top_ranked`` reads only the
+    few hundred scoring near the top."""
+
+    __slots__ = ("_ids", "_positions")
+
+    def __init__(self, ids: list[str], positions: Any) -> None:
+        self._ids, self._positions = ids, positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, index: int) -> str:
+        return self._ids[int(self._positions[index])]
+
+    def __iter__(self) -> Any:
+        ids = self._ids
+        return (ids[p] for p in self._positions.tolist())
