@@ -71,6 +71,13 @@ def test_cases_run_at_once_too(project):
     live = _live(project)
     assert [run["answer"] for run in live["with_tool"]["repeats"]] == [f"Answer of repeat {r}." for r in range(4)]
     assert {run["answer"] for run in live["with_markdown"]["repeats"]} == {"Soak the noodles."}
+    # the totals: runs, tokens and their price (to the micro-dollar), each case's the sum of its runs'
+    for entry in live.values():
+        assert entry["cost_usd"] > 0
+        assert entry["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in entry["repeats"]), abs=1e-5)  # each rounded
+    tokens = sum(entry["tokens_total"] for entry in live.values())
+    usd = sum(entry["cost_usd"] for entry in live.values())
+    result.stdout.fnmatch_lines([f"8 runs, 0 run again after a pushback, {tokens} tokens, ${usd:.4f} at list prices"])
 
 
 def test_a_provider_that_pushes_back_is_waited_for_and_every_run_passes(project):
@@ -104,11 +111,77 @@ def test_a_run_that_runs_out_of_retries_fails_naming_the_status_and_the_request(
     (["--live", "--retries", "-1"], "--retries=-1: give 0 or more"),
     (["--live", "--emulator-latency", "0.2"], "add --emulator"),
     (["--live", "--emulator", "--emulator-capacity", "-1"], "--emulator-capacity=-1: give 0 or more"),
+    (["--resume"], "--resume takes the runs of a --live session that was cut short: add --live"),
 ])
 def test_live_options_that_do_not_fit_are_usage_errors(project, options, message):
     result = project.runpytest("evals", *options)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+# Ctrl-C once the first case has been reported (while a file says so), as a user would
+INTERRUPTING = """
+import json, os
+
+def pytest_runtest_logreport(report):
+    for key, info in report.user_properties:
+        if key == "rag_core_live":
+            with open("live-results.jsonl", "a") as out:
+                out.write(json.dumps(info) + "\\n")
+    if report.when == "call" and os.path.exists("interrupt"):
+        os.remove("interrupt")
+        raise KeyboardInterrupt
+"""
+
+
+@pytest.mark.parametrize("concurrency", ["1", "8"])
+def test_a_live_session_cut_short_is_resumed_making_only_the_runs_that_did_not_finish(project, concurrency):
+    import shlex
+
+    _repeats_project(project)
+    project.makeconftest(INTERRUPTING)
+    (project.path / "interrupt").write_text("")
+    # in a process of its own: a KeyboardInterrupt ends pytester's in-process session too
+    cut = project.runpytest_subprocess("evals", "--live", "--emulator", "--repeat", "4", "--concurrency", concurrency)
+    assert cut.ret == pytest.ExitCode.INTERRUPTED
+    kept = sorted((project.path / ".rag-core" / "live").rglob("*.json"))
+    assert [p.parent.name for p in kept][:4] == ["with_markdown"] * 4  # the first case's runs, whole
+    hint = next(line for line in cut.stdout.lines if "--resume makes only the rest" in line)
+    assert hint.startswith(f"{len(kept)} finished run(s) kept in .rag-core/live: pytest ")
+    command = shlex.split(hint.split(": ", 1)[1].removesuffix(" makes only the rest"))
+    assert command[0] == "pytest" and command[-1] == "--resume"
+    first = _live(project)["with_markdown"]
+
+    (project.path / "live-results.jsonl").unlink()
+    resumed = project.runpytest(*command[1:])  # the command the summary printed
+    resumed.assert_outcomes(passed=2)
+    resumed.stdout.fnmatch_lines([f"*{len(kept)} of them taken from the session that was cut short (--resume)*"])
+    live = _live(project)
+    # the first case's runs are the ones made before the interrupt (their times to the microsecond)
+    assert [run["seconds"] for run in live["with_markdown"]["repeats"]] == [run["seconds"] for run in first["repeats"]]
+    assert live["with_markdown"]["resumed"] == 4 and live["with_tool"]["resumed"] == len(kept) - 4
+    assert [run["answer"] for run in live["with_tool"]["repeats"]] == [f"Answer of repeat {r}." for r in range(4)]
+    assert not (project.path / ".rag-core" / "live").exists()  # every run made: nothing left to resume
+
+
+def test_a_resumed_session_makes_again_the_runs_of_a_case_edited_since(project):
+    _repeats_project(project)
+    project.makeconftest(INTERRUPTING)
+    (project.path / "interrupt").write_text("")
+    project.runpytest_subprocess("evals", "--live", "--emulator", "--repeat", "2")
+    case = project.path / "fixtures" / "goldens" / "with_markdown.yaml"
+    case.write_text(case.read_text().replace("Be brief.", "Be very brief."))
+    resumed = project.runpytest("evals", "--live", "--emulator", "--repeat", "2", "--resume")
+    resumed.assert_outcomes(passed=2)
+    assert _live(project)["with_markdown"]["resumed"] == 0
+    # and without --resume, a session takes nothing, and starts by forgetting what was kept
+    project.makeconftest(INTERRUPTING)
+    (project.path / "interrupt").write_text("")
+    project.runpytest_subprocess("evals", "--live", "--emulator", "--repeat", "2")
+    assert (project.path / ".rag-core" / "live").exists()
+    again = project.runpytest("evals", "--live", "--emulator", "--repeat", "2")
+    again.assert_outcomes(passed=2)
+    assert "taken from the session that was cut short" not in again.stdout.str()
 
 
 def _recorded_files(project) -> dict[str, bytes]:

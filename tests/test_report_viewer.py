@@ -26,7 +26,7 @@ import vcr  # noqa: E402,F401
 
 from evals.benchmarks.report_screenshots import CHROMIUM, VIEWS, add_retrieval_suite, open_page, regress  # noqa: E402
 from rag_core.cli import main  # noqa: E402
-from rag_core.evals.runs.schema import (CaseEntry, FailureEntry, LiveRepeat, LiveSummary, RunOptions,  # noqa: E402
+from rag_core.evals.runs.schema import (CaseEntry, Cost, FailureEntry, LiveRepeat, LiveSummary, RunOptions,  # noqa: E402
                                         RunRecord)
 from rag_core.evals.runs.store import RunStore, new_id  # noqa: E402
 from tests.golden_project import project  # noqa: E402,F401  (project: a fixture)
@@ -190,13 +190,15 @@ def test_a_live_cases_runs_show_in_its_detail(tmp_path, browser):
                            golden={"icontains": "palm sugar"}, observed="Some sauces.",
                            diff="--- expected\n+++ observed\n-icontains: palm sugar\n+Some sauces.\n")
     repeats = [LiveRepeat(n, n != 1, 1.0 + n, 100 + n, n % 2, [failure] if n == 1 else []) for n in range(3)]
-    live = LiveSummary(3, 2, 2 / 3, 0.6, 2.0, 2.9, 101, True, tokens_total=303, repeats=repeats)
+    live = LiveSummary(3, 2, 2 / 3, 0.6, 2.0, 2.9, 101, True, tokens_total=303, repeats=repeats,
+                       cost=Cost(0.0123, ("house-model-7b",)))
     runs = tmp_path / "runs"
     RunStore(runs).write(RunRecord(id=new_id(), started="2025-03-01T10:00:00Z", options=RunOptions(live=True, repeat=3),
                                    cases=[CaseEntry("flaky", "passed", 6.0, 101, live=live)]))
     page.goto(report(runs, tmp_path / "live.html") + "#case/flaky")
     assert "2 of 3 runs passed" in page.locator(".live-summary").inner_text()
     assert "303 in all" in page.locator(".live-summary").inner_text()
+    assert "$0.0123 at list prices (not priced: house-model-7b)" in page.locator(".live-summary").inner_text()
     assert texts(page, "#repeats tbody tr td:nth-child(2)") == ["passed", "failed", "passed"]
     assert texts(page, "#repeats tbody tr:nth-child(2) td") == ["run 2", "failed", "2.00", "101", "1", "output"]
     card = page.locator("details.repeat[data-repeat='1'] .failure")

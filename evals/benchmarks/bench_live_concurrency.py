@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from evals.benchmarks.bench_case_selection import project
 
@@ -33,8 +34,10 @@ def seconds(folder: Path, repeat: int, latency: float, concurrency: int) -> tupl
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "pytest", "evals", "-q", "-p", "no:cacheprovider", "--live",
                            "--emulator", "--repeat", str(repeat), "--emulator-latency", str(latency), "--concurrency",
-                           str(concurrency), "--durations=1"], cwd=folder, check=True, capture_output=True, text=True)
+                           str(concurrency), "--durations=1"], cwd=folder, capture_output=True, text=True)
     whole = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"the live session failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
     runs = re.search(r"([0-9.]+)s call ", done.stdout)
     assert runs is not None, done.stdout[-2000:]
     return whole, float(runs.group(1))
@@ -53,15 +56,22 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "pytest", "evals", "-q", "--record-mode=once", "--emulator",
                         "--update-goldens"], cwd=folder, check=True, capture_output=True)
         seconds(folder, 1, 0.0, 1)  # compile and cache the modules once, as a user's second run finds them
-        pairs = [(seconds(folder, args.repeat, args.latency, 1), seconds(folder, args.repeat, args.latency,
-                                                                       args.concurrency)) for _ in range(args.runs)]
-        for index, what in ((1, "the runs (the case's call phase)"), (0, "the whole process")):
-            serial = statistics.median(s[index] for s, _ in pairs)
-            concurrent = statistics.median(c[index] for _, c in pairs)
-            ratio = statistics.median(s[index] / c[index] for s, c in pairs)
+        modes = (1, args.concurrency)
+        sessions = [{(mode, repeat): seconds(folder, repeat, args.latency, mode)
+                     for mode in modes for repeat in (args.repeat, 2 * args.repeat)} for _ in range(args.runs)]
+
+        def report(what: str, spent: Callable[[dict[tuple[int, int], tuple[float, float]], int], float]) -> None:
+            serial = statistics.median(spent(s, 1) for s in sessions)
+            concurrent = statistics.median(spent(s, args.concurrency) for s in sessions)
+            ratio = statistics.median(spent(s, 1) / spent(s, args.concurrency) for s in sessions)
             print(f"{args.repeat} live runs, emulator latency {args.latency:g} s, {what}, medians of {args.runs}: "
                   f"--concurrency 1 {serial:.2f} s ({args.repeat / serial:.1f} runs/s); --concurrency "
                   f"{args.concurrency} {concurrent:.2f} s ({args.repeat / concurrent:.1f} runs/s); ratio {ratio:.2f}")
+
+        report("the runs (the case's call phase)", lambda s, mode: s[mode, args.repeat][1])
+        report("the whole process", lambda s, mode: s[mode, args.repeat][0])
+        report(f"steady (the runs of a {2 * args.repeat}-run session less those of a {args.repeat}-run one)",
+               lambda s, mode: s[mode, 2 * args.repeat][1] - s[mode, args.repeat][1])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -18,10 +18,11 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from rag_core.evals.harness.case import GoldenCase
 from rag_core.evals.harness.checks import HAND_WRITTEN, run_checks
+from rag_core.evals.harness.cost import Price, price_of
 from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness import routing
@@ -41,6 +42,8 @@ class LiveRun:
     repeat: int = 0
     retries: int = 0  # runs before this one that the provider pushed back
     answer: str | None = None  # the answer's text, when it is text
+    price: Price | None = None  # its calls (the judges' too) at list prices; None without genai-prices
+    resumed: bool = False  # made by an earlier session that was cut short (--resume)
 
     @property
     def passed(self) -> bool:
@@ -85,15 +88,34 @@ class LiveResult:
     def retries(self) -> int:
         return sum(run.retries for run in self.runs)
 
+    @property
+    def resumed(self) -> int:
+        return sum(run.resumed for run in self.runs)
+
+    @property
+    def price(self) -> Price | None:
+        """Every run's calls at list prices (None without genai-prices)."""
+        prices = [run.price for run in self.runs if run.price is not None]
+        return sum(prices[1:], prices[0]) if prices else None
+
     def to_dict(self) -> dict[str, object]:
         from rag_core.evals.runs.failures import entry
 
         return {"id": self.case_id, "runs": len(self.runs), "passes": self.passes, "pass_rate": self.pass_rate,
                 "min_pass_rate": self.min_pass_rate, "p50": self.seconds(50), "p95": self.seconds(95),
                 "tokens": self.tokens, "ok": self.ok, "tokens_total": self.tokens_total, "retries": self.retries,
+                "resumed": self.resumed, **_priced(self.price),
                 "repeats": [{"repeat": run.repeat, "passed": run.passed, "seconds": round(run.seconds, 4),
-                             "tokens": run.tokens, "retries": run.retries, "answer": run.answer,
+                             "tokens": run.tokens, "retries": run.retries, "answer": run.answer, **_priced(run.price),
                              "failures": [entry(f).to_json() for f in run.failures]} for run in self.runs]}
+
+
+def _priced(price: Price | None) -> dict[str, object]:
+    """A price as the run record keeps it: US dollars (to the micro-dollar), and the models no
+    price was found for; nothing without genai-prices."""
+    if price is None:
+        return {}
+    return {"cost_usd": float(round(price.usd, 6)), **({"unpriced": list(price.unpriced)} if price.unpriced else {})}
 
 
 def repeat_case(case: GoldenCase, repeat: int) -> GoldenCase:
@@ -126,8 +148,9 @@ def _attempt(case: GoldenCase, settings: Settings, selector: str) -> tuple[LiveR
         failures += snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
         output = run.observed.get("output")
         answer = output.get("equals") if isinstance(output, dict) and isinstance(output.get("equals"), str) else None
-        live_run = LiveRun(played.seconds, run.observed["usage"].get("total_tokens", 0), failures, answer=answer)
-    subjects = [played] + ([other] if other is not None else [])
+        subjects = [played] + ([other] if other is not None else [])
+        live_run = LiveRun(played.seconds, run.observed["usage"].get("total_tokens", 0), failures, answer=answer,
+                           price=price_of([e for each in subjects for e in each.replay.exchanges]))
     pushbacks = [p for each in subjects for p in each.replay.pushbacks]
     unrecovered = any(status in RETRYABLE for each in subjects for _, _, status in each.replay.recorded)
     timed_out = any(_in_chain(error, _timeout_types()) is not None
@@ -165,18 +188,29 @@ def run_repeat(case: GoldenCase, repeat: int, settings: Settings, selector: str,
 
 
 def run_live(case: GoldenCase, settings: Settings, selector: str, limits: ProviderLimits | None = None,
-             stop: threading.Event | None = None) -> LiveResult:
-    """The case's ``settings.repeat`` runs, one after another, each under its provider's limit."""
+             stop: threading.Event | None = None, finished: Mapping[int, LiveRun] | None = None,
+             keep: Callable[[LiveRun], None] | None = None) -> LiveResult:
+    """The case's ``settings.repeat`` runs, one after another, each under its provider's limit;
+    those ``finished`` already (by a session cut short) are taken as they are, each new one is
+    handed to ``keep`` as it ends."""
     limit = (limits or ProviderLimits(1)).of(subject_of(case, case.target).provider)
     result = LiveResult(case.id, case.min_pass_rate)
-    result.runs = [run_repeat(case, repeat, settings, selector, limit, stop=stop) for repeat in range(settings.repeat)]
+    for repeat in range(settings.repeat):
+        if finished and repeat in finished:
+            result.runs.append(finished[repeat])
+            continue
+        if stop is not None and stop.is_set():
+            raise LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began")
+        result.runs.append(_kept(run_repeat(case, repeat, settings, selector, limit, stop=stop), keep))
     return result
 
 
 def submit_live(case: GoldenCase, settings: Settings, selector: str, limits: ProviderLimits,
-                pool: ThreadPoolExecutor, stop: threading.Event) -> list[Future[LiveRun]]:
+                pool: ThreadPoolExecutor, stop: threading.Event, finished: Mapping[int, LiveRun] | None = None,
+                keep: Callable[[LiveRun], None] | None = None) -> list[Future[LiveRun]]:
     """The case's runs handed to ``pool``, to run at once with other cases' (at most
-    ``case.max_concurrency`` of its own), each under its provider's limit; in repeat order."""
+    ``case.max_concurrency`` of its own), each under its provider's limit; in repeat order. Those
+    ``finished`` already are done futures; each new one is handed to ``keep`` as it ends."""
     limit = limits.of(subject_of(case, case.target).provider)
     own = threading.BoundedSemaphore(case.max_concurrency or settings.repeat)
 
@@ -184,9 +218,23 @@ def submit_live(case: GoldenCase, settings: Settings, selector: str, limits: Pro
         with own:
             if stop.is_set():
                 raise LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began")
-            return run_repeat(case, repeat, settings, selector, limit, stop=stop)
+            return _kept(run_repeat(case, repeat, settings, selector, limit, stop=stop), keep)
 
-    return [pool.submit(one, repeat) for repeat in range(settings.repeat)]
+    futures = []
+    for repeat in range(settings.repeat):
+        if finished and repeat in finished:
+            done: Future[LiveRun] = Future()
+            done.set_result(finished[repeat])
+            futures.append(done)
+        else:
+            futures.append(pool.submit(one, repeat))
+    return futures
+
+
+def _kept(run: LiveRun, keep: Callable[[LiveRun], None] | None) -> LiveRun:
+    if keep is not None:
+        keep(run)
+    return run
 
 
 def gathered(case: GoldenCase, futures: list[Future[LiveRun]]) -> LiveResult:

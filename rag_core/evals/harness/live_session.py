@@ -18,12 +18,14 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
+from functools import partial
 from typing import Any, Callable, Iterable
 
 from rag_core.evals.harness import routing
 from rag_core.evals.harness.case import GoldenCase
 from rag_core.evals.harness.live import LiveResult, LiveRun, LiveRunsStopped, gathered, run_live, submit_live
 from rag_core.evals.harness.errors import RecordingFailed
+from rag_core.evals.harness.live_journal import LiveJournal
 from rag_core.evals.harness.live_limits import AdaptiveLimit, ProviderLimits
 from rag_core.evals.harness.pushback import backoff
 from rag_core.evals.harness.provider_env import provider_environment
@@ -57,10 +59,12 @@ class _Concurrent:
 
 
 class LiveSession(_Concurrent):
-    """``--live``: each case's repeats, and the cases, at once."""
+    """``--live``: each case's repeats, and the cases, at once; each run kept in ``journal`` as it
+    ends, and under ``--resume`` the runs it kept taken instead of made again."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, journal: LiveJournal | None = None, resume: bool = False) -> None:
         super().__init__(settings)
+        self.journal, self.resume = journal, resume
         self.submitted: dict[str, list[Future[LiveRun]]] = {}
 
     def submit(self, cases: Iterable[tuple[GoldenCase, str]]) -> None:
@@ -69,13 +73,30 @@ class LiveSession(_Concurrent):
             return
         for case, selector in cases:
             if case.id not in self.submitted:
-                self.submitted[case.id] = submit_live(case, self.settings, selector, self.limits, self.pool, self.stop)
+                self.submitted[case.id] = submit_live(case, self.settings, selector, self.limits, self.pool, self.stop,
+                                                      self._finished(case), partial(self._keep, case))
 
     def result(self, case: GoldenCase, selector: str) -> LiveResult:
         if self.pool is None:
-            return run_live(case, self.settings, selector, self.limits, self.stop)
+            return run_live(case, self.settings, selector, self.limits, self.stop, self._finished(case),
+                            partial(self._keep, case))
         self.submit([(case, selector)])
         return gathered(case, self.submitted.pop(case.id))
+
+    def _finished(self, case: GoldenCase) -> dict[int, LiveRun]:
+        return self.journal.finished(case) if self.journal is not None and self.resume else {}
+
+    def _keep(self, case: GoldenCase, run: LiveRun) -> None:
+        """Keep a finished run for a resumed session; one that cannot be kept (a folder that
+        cannot be written, or an answer the credential detector refuses to write) is made again
+        by that session, and costs this one nothing."""
+        from rag_core.evals.credentials import CredentialError
+
+        if self.journal is not None:
+            try:
+                self.journal.keep(case, run)
+            except (OSError, CredentialError):
+                pass
 
 
 class RecordingSession(_Concurrent):

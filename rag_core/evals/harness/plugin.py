@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from rag_core.evals.harness.discovery import CaseRef  # a test's parameter: a case, or a case file's error
-from rag_core.evals.harness.discovery import CaseRef  # a test's parameter: a case, or a case file's error
 from rag_core.evals.harness.modes import RECORD_MODES
 
 if TYPE_CHECKING:  # imported lazily below: a project without golden cases never loads them
@@ -63,6 +62,9 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--retries", type=int, default=2, metavar="N",
                     help="with --live or while recording: run again, up to N times, a run the provider pushed back "
                          "(429, 5xx, timeout), after the wait it asks for (default 2)")
+    group.addoption("--resume", action="store_true", default=False,
+                    help="with --live: take the runs a session that was cut short finished (kept in .rag-core/live) "
+                         "and make only the rest")
     group.addoption("--emulator-latency", type=float, default=0.0, metavar="SECONDS",
                     help="with --emulator: each answer takes this long (to try --concurrency without a provider)")
     group.addoption("--emulator-capacity", type=int, default=None, metavar="N",
@@ -185,6 +187,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if repeat < 1:
         raise pytest.UsageError(f"--repeat={repeat}: give at least 1 run")
     _check_live_options(config, live)
+    if live and not config.getoption("resume", False) and not hasattr(config, "workerinput"):
+        live_journal(config).clear()  # a session that does not resume starts afresh
     timeout = config.getoption("record_timeout", 60.0)
     if not (math.isfinite(timeout) and timeout > 0):
         raise pytest.UsageError(f"--record-timeout={timeout:g}: give a number of seconds above 0")
@@ -221,6 +225,8 @@ def _check_live_options(config: pytest.Config, live: bool) -> None:
         raise pytest.UsageError(f"--concurrency={concurrency}: give at least 1")
     if retries < 0:
         raise pytest.UsageError(f"--retries={retries}: give 0 or more")
+    if config.getoption("resume", False) and not live:
+        raise pytest.UsageError("--resume takes the runs of a --live session that was cut short: add --live")
     if (latency or capacity is not None) and not config.getoption("emulator", False):
         raise pytest.UsageError("--emulator-latency and --emulator-capacity shape the emulator's answers: add --emulator")
     if not (math.isfinite(latency) and latency >= 0):
@@ -314,10 +320,18 @@ def _concurrent(node: pytest.Item, settings: Settings) -> Any:
 
     stash = node.config.stash[STASH]
     if "concurrent" not in stash:
-        stash["concurrent"] = (LiveSession if settings.live else RecordingSession)(settings)
+        stash["concurrent"] = (LiveSession(settings, live_journal(node.config), node.config.getoption("resume"))
+                               if settings.live else RecordingSession(settings))
         if not hasattr(node.config, "workerinput"):  # an xdist worker does not know its next cases
             stash["concurrent"].submit(_upcoming_cases(node))
     return stash["concurrent"]
+
+
+def live_journal(config: pytest.Config) -> Any:
+    """Where a ``--live`` session keeps its finished runs (``live_journal.py``)."""
+    from rag_core.evals.harness.live_journal import LiveJournal
+
+    return LiveJournal(Path(config.rootpath) / ".rag-core" / "live", bool(config.getoption("emulator", False)))
 
 
 def _upcoming_cases(node: pytest.Item) -> list[tuple[GoldenCase, str]]:
@@ -496,13 +510,21 @@ class _Summary:
         self._report_outcome(terminalreporter)
 
     def _live_summary(self, terminalreporter: Any, entries: list[dict[str, Any]]) -> None:
+        from rag_core.evals.harness.cost import described
+
         terminalreporter.section("rag-core live runs")
         for line in live_table(entries):
             terminalreporter.write_line(line)
         ran = [entry["live"] for entry in entries if entry.get("live")]
         terminalreporter.write_line(
             f"{sum(live['runs'] for live in ran)} runs, {sum(live.get('retries', 0) for live in ran)} run again after a "
-            f"pushback, {sum(live.get('tokens_total', 0) for live in ran)} tokens")
+            f"pushback, {sum(live.get('tokens_total', 0) for live in ran)} tokens, {described(ran)}")
+        resumed = sum(live.get("resumed", 0) for live in ran)
+        if resumed:
+            terminalreporter.write_line(f"{resumed} of them taken from the session that was cut short (--resume)")
+        kept = self.config.stash[STASH].get("live_kept")
+        if kept:
+            terminalreporter.write_line(kept, yellow=True)
         self._emulator_load(terminalreporter)
         self._report_outcome(terminalreporter)
 
@@ -524,7 +546,27 @@ class _Summary:
         concurrent = self.config.stash[STASH].pop("concurrent", None)
         if concurrent is not None:  # an interrupt, -x: no further run begins
             concurrent.close()
+        if self.config.getoption("live", False) and not hasattr(self.config, "workerinput"):
+            self._end_live_journal(session, exitstatus)
         self._write_report(session)
+
+    def _end_live_journal(self, session: pytest.Session, exitstatus: int) -> None:
+        """A session that made every run it selected leaves no journal; one cut short keeps its
+        finished runs, and the summary says how to resume."""
+        import shlex
+
+        from rag_core.evals.harness.paths import shown
+
+        journal = live_journal(self.config)
+        cut_short = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldfail or session.shouldstop)
+        kept = journal.count() if cut_short else 0
+        if kept:
+            args = [arg for arg in self.config.invocation_params.args if arg != "--resume"]
+            self.config.stash[STASH]["live_kept"] = (
+                f"{kept} finished run(s) kept in {shown(journal.folder)}: "
+                f"pytest {shlex.join(args)} --resume makes only the rest")
+        else:
+            journal.clear()
 
     def _write_report(self, session: pytest.Session) -> None:
         """Write ``--golden-report`` here, not in the terminal summary (which pytest prints after

@@ -72,17 +72,36 @@ class LiveRepeat:
     tokens: int = 0
     retries: int = 0  # provider calls retried in this run
     failures: list[FailureEntry] = field(default_factory=list)
+    cost: Cost = field(default_factory=lambda: Cost())
 
     def to_json(self) -> dict[str, Any]:
         return {"repeat": self.repeat, "passed": self.passed, "seconds": round(self.seconds, 4),
-                **_present(tokens=self.tokens, retries=self.retries, failures=[f.to_json() for f in self.failures])}
+                **_present(tokens=self.tokens, retries=self.retries, failures=[f.to_json() for f in self.failures]),
+                **self.cost.to_json()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LiveRepeat:
         return cls(repeat=int(data.get("repeat", 0)), passed=bool(data.get("passed", False)),
                    seconds=float(data.get("seconds", 0.0)), tokens=int(data.get("tokens", 0)),
                    retries=int(data.get("retries", 0)),
-                   failures=[FailureEntry.from_json(f) for f in data.get("failures", [])])
+                   failures=[FailureEntry.from_json(f) for f in data.get("failures", [])], cost=Cost.from_json(data))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What runs' calls cost at list prices (``usd`` None: not priced, genai-prices missing or a
+    record from before prices), and the models no price was found for."""
+
+    usd: float | None = None
+    unpriced: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return ({} if self.usd is None else {"cost_usd": self.usd}) | _present(unpriced=list(self.unpriced))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Cost:
+        usd = data.get("cost_usd")
+        return cls(None if usd is None else float(usd), tuple(str(m) for m in data.get("unpriced", ())))
 
 
 @dataclass
@@ -100,12 +119,14 @@ class LiveSummary:
     ok: bool
     tokens_total: int = 0  # every run's together
     repeats: list[LiveRepeat] = field(default_factory=list)  # in run order; at most bounds.REPEAT_LIMIT
+    cost: Cost = field(default_factory=lambda: Cost())  # every run's together
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "passes": self.passes, "pass_rate": round(self.pass_rate, 6),
                 "min_pass_rate": self.min_pass_rate, "p50": round(self.p50, 4), "p95": round(self.p95, 4),
                 "tokens": self.tokens, "ok": self.ok,
-                **_present(tokens_total=self.tokens_total, repeats=[r.to_json() for r in self.repeats])}
+                **_present(tokens_total=self.tokens_total, repeats=[r.to_json() for r in self.repeats]),
+                **self.cost.to_json()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LiveSummary:
@@ -114,7 +135,7 @@ class LiveSummary:
                    p50=float(data.get("p50", 0.0)), p95=float(data.get("p95", 0.0)),
                    tokens=int(data.get("tokens", 0)), ok=bool(data.get("ok", False)),
                    tokens_total=int(data.get("tokens_total", 0)),
-                   repeats=[LiveRepeat.from_json(r) for r in data.get("repeats", [])])
+                   repeats=[LiveRepeat.from_json(r) for r in data.get("repeats", [])], cost=Cost.from_json(data))
 
 
 @dataclass

@@ -244,7 +244,9 @@
     const head = el("p", { class: "live-summary", text: "live: " + live.passes + " of " + live.runs + " runs passed (" +
       Math.round(live.pass_rate * 100) + "%, minimum " + Math.round(live.min_pass_rate * 100) + "%), p50 " +
       fmt(live.p50, 2) + " s, p95 " + fmt(live.p95, 2) + " s, " + live.tokens + " tokens per run" +
-      (live.tokens_total ? ", " + live.tokens_total + " in all" : "") });
+      (live.tokens_total ? ", " + live.tokens_total + " in all" : "") +
+      (live.cost_usd != null ? ", $" + live.cost_usd.toFixed(4) + " at list prices" : "") +
+      (live.unpriced ? " (not priced: " + live.unpriced.join(", ") + ")" : "") });
     const repeats = live.repeats || [];
     if (!repeats.length) return head;
     const failing = repeats.filter((r) => r.failures.length);
