@@ -119,15 +119,9 @@ def test_live_options_that_do_not_fit_are_usage_errors(project, options, message
     assert message in result.stderr.str()
 
 
-# Ctrl-C once the first case has been reported (while a file says so), as a user would
-INTERRUPTING = """
-import json, os
-
-def pytest_runtest_logreport(report):
-    for key, info in report.user_properties:
-        if key == "rag_core_live":
-            with open("live-results.jsonl", "a") as out:
-                out.write(json.dumps(info) + "\\n")
+# Ctrl-C once the first case has been reported (while a file says so), as a user would: the
+# reporting hook above, then the interrupt
+INTERRUPTING = "import os\n" + CONFTEST + """\
     if report.when == "call" and os.path.exists("interrupt"):
         os.remove("interrupt")
         raise KeyboardInterrupt
