@@ -59,6 +59,93 @@ def test_a_thread_a_run_starts_is_that_runs(tmp_path):
         assert list(pool.map(run, ["a", "b"])) == ["run a", "run b"]
 
 
+def test_a_thread_pool_the_runs_share_sends_each_request_to_the_run_that_submitted_it(tmp_path):
+    """A framework's module-level pool (or asyncio's default executor): its worker thread is
+    started by the first run that submits, then serves every run. Each request went to that first
+    run's cassette while it was open, the other run's answer included."""
+    shared = ThreadPoolExecutor(1)
+    both_open = threading.Barrier(2)
+
+    def run(name: str) -> tuple[str, str]:
+        recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all")
+        with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
+            both_open.wait(timeout=10)
+            answer = shared.submit(lambda: _answer(httpx.post(URL, json=BODY))).result(timeout=10)
+            both_open.wait(timeout=10)
+        recorder.commit()
+        return answer, (tmp_path / f"{name}.yaml").read_text()
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            (a, a_file), (b, b_file) = pool.map(run, ["a", "b"])
+    finally:
+        shared.shutdown()
+    assert (a, b) == ("run a", "run b")
+    assert "run b" not in a_file and "run a" not in b_file
+
+
+def test_an_event_loops_executor_serves_each_task_as_its_run(tmp_path):
+    import asyncio
+
+    async def both() -> list[str]:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(1))  # one worker: the first run starts it
+        both_open = asyncio.Barrier(2)
+
+        async def run(name: str) -> str:
+            recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all")
+            with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
+                await both_open.wait()
+                # run_in_executor does not copy the task's context, as asyncio.to_thread does
+                answer = await loop.run_in_executor(None, lambda: _answer(httpx.post(URL, json=BODY)))
+                await both_open.wait()
+                return answer
+
+        return list(await asyncio.gather(run("a"), run("b")))
+
+    assert asyncio.run(both()) == ["run a", "run b"]
+
+
+def test_a_job_whose_run_has_ended_is_no_longer_that_runs(tmp_path):
+    """A job left in a shared pool by a run that has ended (a logging callback, say) is not
+    recorded into that run's closed cassette, where it would be lost: with two other runs open
+    it cannot be told from either, and says so."""
+    shared = ThreadPoolExecutor(1)
+    a_ended, others_open, done = threading.Event(), threading.Barrier(3), threading.Event()
+
+    def late() -> BaseException | None:
+        a_ended.wait(timeout=10)
+        others_open.wait(timeout=10)
+        try:
+            httpx.post(URL, json=BODY)
+        except routing.AmbiguousRequestError as exc:
+            return exc
+        finally:
+            done.set()
+        return None
+
+    recorder = CaseRecorder(tmp_path / "a.yaml", "all")
+    with recorder.use("sdk", ScriptedProvider([{"text": "run a"}], seed="a")):
+        job = shared.submit(late)
+    a_ended.set()
+
+    def run(name: str) -> None:
+        other = CaseRecorder(tmp_path / f"{name}.yaml", "all")
+        with other.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
+            others_open.wait(timeout=10)
+            done.wait(timeout=10)
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(run, name) for name in ("b", "c")]
+            error = job.result(timeout=20)
+            for each in runs:
+                each.result()
+    finally:
+        shared.shutdown()
+    assert isinstance(error, routing.AmbiguousRequestError)
+
+
 def test_a_request_no_run_can_be_told_from_is_an_error_not_a_guess(tmp_path):
     both_open, done = threading.Barrier(3), threading.Event()
 

@@ -6,9 +6,10 @@ cases and repeats at once, so the libraries are patched once, for a router that 
 hold in place of a cassette; each request goes to the cassette of the run it belongs to:
 
 1. the cassette bound to the calling context (the run's thread, and what inherits its context:
-   ``asyncio`` tasks, ``asyncio.to_thread``, executors that copy the context);
+   ``asyncio`` tasks, ``asyncio.to_thread``, and each job submitted to a thread pool, which
+   runs as the run that submitted it: a pool the runs share, ``run_in_executor`` included);
 2. else the cassette of the run whose thread started the calling thread, while that run is open
-   (a client's own worker thread);
+   (a client's own worker thread; not a pool's worker, which serves whoever submits);
 3. else the only cassette open (one run at a time: exactly vcrpy's own behaviour, a framework's
    thread pool from before the run included);
 4. else nothing: with several runs open, a request no run can be told from is an error naming
@@ -66,12 +67,17 @@ class _Routes:
         self.socket_packages: set[str] = set()  # lm15 installations patched so far
         self.started_by: weakref.WeakKeyDictionary[threading.Thread, Any] = weakref.WeakKeyDictionary()
         self.thread_hook = False  # Thread.start notes who started each thread (once, for good)
+        self.pool_hook = False  # ThreadPoolExecutor.submit binds each job to its submitter's run (likewise)
 
     def cassette(self) -> Any:
         bound = _BOUND.get()
-        if bound is not None:
+        if bound is NO_CASSETTE:
             return bound
         with self.lock:
+            # a pool's job runs bound to the run that submitted it, which may have ended since:
+            # then it is taken as any thread of no open run is
+            if bound is not None and any(c is bound for c in self.open):
+                return bound
             parent = self.started_by.get(threading.current_thread())
             if parent is not None and any(c is parent for c in self.open):
                 return parent
@@ -115,7 +121,7 @@ def _hook_thread_start() -> None:
 
     def start(thread: threading.Thread) -> None:
         bound = _BOUND.get()
-        if bound is not None and bound is not NO_CASSETTE:
+        if bound is not None and bound is not NO_CASSETTE and not _serves_a_pool(thread):
             with _ROUTES.lock:
                 _ROUTES.started_by[thread] = bound
         original(thread)
@@ -123,10 +129,47 @@ def _hook_thread_start() -> None:
     threading.Thread.start = start  # type: ignore[method-assign]
 
 
+def _serves_a_pool(thread: threading.Thread) -> bool:
+    """A thread pool's worker: it runs the jobs of whoever submits, so the run that happened to
+    start it says nothing of the requests it makes later."""
+    from concurrent.futures import thread as pool_threads
+
+    return getattr(thread, "_target", None) is getattr(pool_threads, "_worker", object())
+
+
+def _hook_pool_submit() -> None:
+    """Wrap ThreadPoolExecutor.submit, for good, so that a job runs bound to the cassette of the
+    run that submitted it (the pool copies no context). A submission from outside every run is
+    left as it was."""
+    if _ROUTES.pool_hook:
+        return
+    _ROUTES.pool_hook = True
+    from concurrent.futures import ThreadPoolExecutor
+
+    original = ThreadPoolExecutor.submit
+
+    def submit(pool: ThreadPoolExecutor, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        bound = _BOUND.get()
+        if bound is None:
+            return original(pool, fn, *args, **kwargs)
+        return original(pool, _as_run, bound, fn, *args, **kwargs)
+
+    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
+
+
+def _as_run(bound: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    token = _BOUND.set(bound)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _BOUND.reset(token)
+
+
 def _install(stack: ExitStack) -> None:
     from vcr.patch import CassettePatcherBuilder
 
     _hook_thread_start()
+    _hook_pool_submit()
     for patcher in CassettePatcherBuilder(ROUTER).build():
         stack.enter_context(patcher)
 
@@ -144,32 +187,33 @@ def _patch_socket_clients(stack: ExitStack) -> None:
 @contextmanager
 def routed(cassette: Any) -> Iterator[Any]:
     """Route the calling context's requests (and its threads') to ``cassette`` while open."""
-    token = _BOUND.set(cassette)  # first: building vcrpy's patches reads the cassette's path
+    token = _BOUND.set(cassette)
     try:
         with _ROUTES.lock:
+            _ROUTES.open.append(cassette)  # first: building vcrpy's patches reads the cassette's path
             if _ROUTES.stack is None:
-                stack = ExitStack()
-                try:
-                    _install(stack)
-                except BaseException:
-                    stack.close()
-                    raise
-                _ROUTES.stack = stack
+                _ROUTES.stack = ExitStack()
+                _install(_ROUTES.stack)
             _patch_socket_clients(_ROUTES.stack)
-            _ROUTES.open.append(cassette)
     except BaseException:
         _BOUND.reset(token)
+        _close(cassette)
         raise
     try:
         yield cassette
     finally:
         _BOUND.reset(token)
-        with _ROUTES.lock:
-            del _ROUTES.open[next(i for i, c in enumerate(_ROUTES.open) if c is cassette)]
-            if not _ROUTES.open and _ROUTES.stack is not None:
-                stack, _ROUTES.stack = _ROUTES.stack, None
-                _ROUTES.socket_packages.clear()
-                stack.close()
+        _close(cassette)
+
+
+def _close(cassette: Any) -> None:
+    """The cassette is no longer open; with the last one, the patches are undone."""
+    with _ROUTES.lock:
+        del _ROUTES.open[next(i for i, c in enumerate(_ROUTES.open) if c is cassette)]
+        if not _ROUTES.open and _ROUTES.stack is not None:
+            stack, _ROUTES.stack = _ROUTES.stack, None
+            _ROUTES.socket_packages.clear()
+            stack.close()
 
 
 @contextmanager
