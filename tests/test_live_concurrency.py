@@ -80,6 +80,20 @@ def test_cases_run_at_once_too(project):
     result.stdout.fnmatch_lines([f"8 runs, 0 run again after a pushback, {tokens} tokens, ${usd:.4f} at list prices"])
 
 
+def test_a_case_that_limits_itself_holds_no_thread_another_case_could_use(project):
+    """A case's own max_concurrency: its waiting runs held threads of the session's pool, which
+    the other case's runs waited for. Four threads, with_markdown's three runs handed out
+    first: two of them sat waiting, and three runs at most were ever in flight."""
+    _repeats_project(project)
+    case = project.path / "fixtures" / "goldens" / "with_markdown.yaml"
+    case.write_text(case.read_text() + "max_concurrency: 1\n")
+    result = project.runpytest("evals", "--live", "--emulator", "--repeat", "3", "--concurrency", "4",
+                               "--emulator-latency", "0.2")
+    result.assert_outcomes(passed=2)
+    # one of with_markdown's runs at a time, and with_tool's three beside it
+    result.stdout.fnmatch_lines(["*emulator: at most 4 requests at once, 0 answered 429*"])
+
+
 def test_a_provider_that_pushes_back_is_waited_for_and_every_run_passes(project):
     _repeats_project(project)
     result = project.runpytest("evals", "-k", "with_tool", "--live", "--emulator", "--repeat", str(REPEATS),
@@ -265,6 +279,6 @@ def test_a_recording_that_runs_out_of_retries_fails_saying_so_and_writes_nothing
     result = project.runpytest("evals", "-k", "with_tool", "--record-mode=once", "--emulator", "--update-goldens",
                                "--emulator-capacity", "0", "--retries", "1")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*with_tool: recording failed, nothing was written*HTTP 429*(made 2 time(s): "
-                                 "--retries 1)*"])
+    result.stdout.fnmatch_lines(["*with_tool: recording failed, nothing was written*HTTP 429*(the recording gave up "
+                                 "after 1 retry (--retries 1))*"])
     assert not list((project.path / "cassettes").rglob("*.yaml"))

@@ -11,6 +11,7 @@ provider's would be: what the same runs would cost live.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -44,6 +45,7 @@ class Price:
         return Price(self.usd + other.usd, tuple(dict.fromkeys(self.unpriced + other.unpriced)))
 
 
+@functools.cache
 def available() -> bool:
     try:
         import genai_prices  # noqa: F401

@@ -11,14 +11,14 @@ flow, a flaky case included, runs without keys.
 from __future__ import annotations
 
 import dataclasses
-import random
 import tempfile
 import threading
-import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from rag_core.evals.harness.case import GoldenCase
 from rag_core.evals.harness.checks import HAND_WRITTEN, run_checks
@@ -26,9 +26,10 @@ from rag_core.evals.harness.cost import Price, price_of
 from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness import routing
-from rag_core.evals.harness.live_limits import AdaptiveLimit, ProviderLimits
+from rag_core.evals.harness.live_limits import AdaptiveLimit, LiveRunsStopped, ProviderLimits
 from rag_core.evals.harness.provider_env import forget_answers
-from rag_core.evals.harness.pushback import RETRYABLE, Pushback, backoff
+from rag_core.evals.harness.pushback import RETRYABLE, Pushback
+from rag_core.evals.harness.retrying import Tried, asked_wait, retried
 from rag_core.evals.harness.runner import (Settings, _in_chain, _timeout_types, observe_run, play_subjects,
                                            snapshot_failures)
 from rag_core.evals.harness.subjects import subject_of
@@ -44,10 +45,21 @@ class LiveRun:
     answer: str | None = None  # the answer's text, when it is text
     price: Price | None = None  # its calls (the judges' too) at list prices; None without genai-prices
     resumed: bool = False  # made by an earlier session that was cut short (--resume)
+    stored: dict[str, Any] | None = None  # a resumed run's entry, as the earlier session wrote it
 
     @property
     def passed(self) -> bool:
         return not self.failures
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as the run record (and the journal of a session cut short) keeps it."""
+        from rag_core.evals.runs.failures import entry
+
+        if self.stored is not None:
+            return self.stored
+        return {"repeat": self.repeat, "passed": self.passed, "seconds": round(self.seconds, 4), "tokens": self.tokens,
+                "retries": self.retries, "answer": self.answer, **_priced(self.price),
+                "failures": [entry(f).to_json() for f in self.failures]}
 
 
 @dataclass
@@ -99,15 +111,10 @@ class LiveResult:
         return sum(prices[1:], prices[0]) if prices else None
 
     def to_dict(self) -> dict[str, object]:
-        from rag_core.evals.runs.failures import entry
-
         return {"id": self.case_id, "runs": len(self.runs), "passes": self.passes, "pass_rate": self.pass_rate,
                 "min_pass_rate": self.min_pass_rate, "p50": self.seconds(50), "p95": self.seconds(95),
                 "tokens": self.tokens, "ok": self.ok, "tokens_total": self.tokens_total, "retries": self.retries,
-                "resumed": self.resumed, **_priced(self.price),
-                "repeats": [{"repeat": run.repeat, "passed": run.passed, "seconds": round(run.seconds, 4),
-                             "tokens": run.tokens, "retries": run.retries, "answer": run.answer, **_priced(run.price),
-                             "failures": [entry(f).to_json() for f in run.failures]} for run in self.runs]}
+                "resumed": self.resumed, **_priced(self.price), "repeats": [run.to_json() for run in self.runs]}
 
 
 def _priced(price: Price | None) -> dict[str, object]:
@@ -160,31 +167,27 @@ def _attempt(case: GoldenCase, settings: Settings, selector: str) -> tuple[LiveR
 
 
 def run_repeat(case: GoldenCase, repeat: int, settings: Settings, selector: str, limit: AdaptiveLimit,
-               sleep: Callable[[float], None] = time.sleep, stop: threading.Event | None = None) -> LiveRun:
-    """Repeat ``repeat`` of the case under its provider's limit, run again (after the wait the
-    provider asked for, or a backoff) while the provider pushes back, ``settings.retries`` times
-    at most; a run that runs out of retries fails naming the status and the request."""
+               stop: threading.Event | None = None, pause: Callable[[float], bool] | None = None) -> LiveRun:
+    """Repeat ``repeat`` of the case under its provider's limit, made again while the provider
+    fails it (``retrying.py``); a run the provider failed to the end fails naming the status and
+    the request."""
     run_case = repeat_case(case, repeat)
-    for attempt in range(settings.retries + 1):
-        with limit.slot():
-            live_run, pushbacks, provider_failed = _attempt(run_case, settings, selector)
-        live_run.repeat, live_run.retries = repeat, attempt
-        if pushbacks:
-            limit.pushed_back(max((p.retry_after or 0.0 for p in pushbacks), default=0.0))
-        else:
-            limit.succeeded()
-        if not provider_failed:
-            return live_run
-        last = pushbacks[-1] if pushbacks else None
-        if attempt == settings.retries or (stop is not None and stop.is_set()):
-            what = str(last) if last is not None else "a provider request timed out"
-            live_run.failures.append(Failure(
-                "live", "provider", shown(case.source), "",
-                f"the provider pushed back and the run gave up after {attempt} retr{'y' if attempt == 1 else 'ies'} "
-                f"(--retries {settings.retries}): {what}"))
-            return live_run
-        sleep(backoff(attempt + 1, last.retry_after if last is not None else None, jitter=random.random()))
-    raise AssertionError("unreachable")
+
+    def make() -> Tried[LiveRun]:
+        live_run, pushbacks, provider_failed = _attempt(run_case, settings, selector)
+        return Tried(live_run, pushbacks=pushbacks, pushed_back=bool(pushbacks), provider_failed=provider_failed,
+                     asked=asked_wait(pushbacks))
+
+    tried = retried(make, limit, settings.retries, stop or threading.Event(), pause)
+    live_run = tried.value
+    assert live_run is not None
+    live_run.repeat, live_run.retries = repeat, tried.retries
+    if tried.gave_up:
+        last = tried.pushbacks[-1] if tried.pushbacks else None
+        cause = "the provider pushed back" if last is not None else "a provider request timed out"
+        live_run.failures.append(Failure("live", "provider", shown(case.source), "",
+                                         f"{cause} and the run {tried.gave_up}" + (f": {last}" if last else "")))
+    return live_run
 
 
 def run_live(case: GoldenCase, settings: Settings, selector: str, limits: ProviderLimits | None = None,
@@ -196,38 +199,58 @@ def run_live(case: GoldenCase, settings: Settings, selector: str, limits: Provid
     limit = (limits or ProviderLimits(1)).of(subject_of(case, case.target).provider)
     result = LiveResult(case.id, case.min_pass_rate)
     for repeat in range(settings.repeat):
-        if finished and repeat in finished:
-            result.runs.append(finished[repeat])
-            continue
-        if stop is not None and stop.is_set():
-            raise LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began")
-        result.runs.append(_kept(run_repeat(case, repeat, settings, selector, limit, stop=stop), keep))
+        made = (finished or {}).get(repeat)
+        result.runs.append(made or _kept(run_repeat(case, repeat, settings, selector, limit, stop), keep))
     return result
 
 
-def submit_live(case: GoldenCase, settings: Settings, selector: str, limits: ProviderLimits,
-                pool: ThreadPoolExecutor, stop: threading.Event, finished: Mapping[int, LiveRun] | None = None,
+def submit_live(case: GoldenCase, settings: Settings, selector: str, limit: AdaptiveLimit, pool: Executor,
+                stop: threading.Event, finished: Mapping[int, LiveRun] | None = None,
                 keep: Callable[[LiveRun], None] | None = None) -> list[Future[LiveRun]]:
-    """The case's runs handed to ``pool``, to run at once with other cases' (at most
-    ``case.max_concurrency`` of its own), each under its provider's limit; in repeat order. Those
-    ``finished`` already are done futures; each new one is handed to ``keep`` as it ends."""
-    limit = limits.of(subject_of(case, case.target).provider)
-    own = threading.BoundedSemaphore(case.max_concurrency or settings.repeat)
+    """The case's runs, in repeat order, made in ``pool`` at once with other cases' under their
+    provider's ``limit``. At most ``case.max_concurrency`` of them are handed to the pool at a
+    time, the next when one ends, so that a case that limits itself holds no thread of the pool
+    waiting. Those ``finished`` already are done futures; each new one is handed to ``keep`` as
+    it ends."""
+    futures: list[Future[LiveRun]] = [Future() for _ in range(settings.repeat)]
+    waiting: deque[int] = deque()
+    for repeat, future in enumerate(futures):
+        if finished and repeat in finished:
+            future.set_result(finished[repeat])
+        else:
+            waiting.append(repeat)
+    lock = threading.Lock()
 
     def one(repeat: int) -> LiveRun:
-        with own:
-            if stop.is_set():
-                raise LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began")
-            return _kept(run_repeat(case, repeat, settings, selector, limit, stop=stop), keep)
+        return _kept(run_repeat(case, repeat, settings, selector, limit, stop), keep)
 
-    futures = []
-    for repeat in range(settings.repeat):
-        if finished and repeat in finished:
-            done: Future[LiveRun] = Future()
-            done.set_result(finished[repeat])
-            futures.append(done)
+    def ended(repeat: int, done: Future[LiveRun]) -> None:
+        if done.cancelled():  # the pool was shut down before the run began
+            futures[repeat].set_exception(LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began"))
+        elif done.exception() is not None:
+            futures[repeat].set_exception(done.exception())  # type: ignore[arg-type]
         else:
-            futures.append(pool.submit(one, repeat))
+            futures[repeat].set_result(done.result())
+        start_next()
+
+    def start_next() -> None:
+        while True:
+            with lock:
+                if not waiting:
+                    return
+                repeat = waiting.popleft()
+            if not stop.is_set():
+                try:
+                    submitted = pool.submit(one, repeat)
+                except RuntimeError:  # the pool is shut down: the session is stopping
+                    pass
+                else:
+                    submitted.add_done_callback(partial(ended, repeat))
+                    return
+            futures[repeat].set_exception(LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began"))
+
+    for _ in range(min(case.max_concurrency or len(waiting), len(waiting))):
+        start_next()
     return futures
 
 
@@ -242,7 +265,3 @@ def gathered(case: GoldenCase, futures: list[Future[LiveRun]]) -> LiveResult:
     result = LiveResult(case.id, case.min_pass_rate)
     result.runs = [future.result() for future in futures]
     return result
-
-
-class LiveRunsStopped(Exception):
-    """The session ended (an interrupt, or -x) before a run began."""

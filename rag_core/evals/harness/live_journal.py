@@ -52,7 +52,7 @@ class LiveJournal:
 
         folder = self._folder_of(case)
         folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"case": case.id, "key": self._key(case), "run": _run_to_json(run)}, ensure_ascii=False)
+        text = json.dumps({"case": case.id, "key": self._key(case), "run": run.to_json()}, ensure_ascii=False)
         write_checked(folder / f"{run.repeat}.json", text + "\n")
 
     def count(self) -> int:
@@ -72,16 +72,9 @@ class LiveJournal:
         return hashlib.sha256(f"{'emulator' if self.emulator else 'live'}\n{definition}".encode()).hexdigest()
 
 
-def _run_to_json(run: LiveRun) -> dict[str, Any]:
-    from rag_core.evals.runs.failures import entry
-
-    return {"repeat": run.repeat, "seconds": run.seconds, "tokens": run.tokens, "retries": run.retries,
-            "answer": run.answer, "usd": None if run.price is None else str(run.price.usd),
-            "unpriced": [] if run.price is None else list(run.price.unpriced),
-            "failures": [entry(f).to_json() for f in run.failures]}
-
-
 def _run_from_json(data: dict[str, Any]) -> LiveRun:
+    """A kept run: its entry is reported as it was written; its failures are made again only to
+    be shown in the terminal (their values as the entry bounded them)."""
     from rag_core.evals.runs.schema import FailureEntry
 
     failures = []
@@ -90,6 +83,7 @@ def _run_from_json(data: dict[str, Any]) -> LiveRun:
         values = {"golden": made.golden, "observed": made.observed} if made.has_values else {}
         failures.append(Failure(made.check, made.source, made.where, made.field, made.message,  # type: ignore[arg-type]
                                 label=label, fix=made.fix, **values))
-    price = None if data["usd"] is None else Price(Decimal(data["usd"]), tuple(data["unpriced"]))
+    usd = data.get("cost_usd")
+    price = None if usd is None else Price(Decimal(str(usd)), tuple(data.get("unpriced", ())))
     return LiveRun(float(data["seconds"]), int(data["tokens"]), failures, repeat=int(data["repeat"]),
-                   retries=int(data["retries"]), answer=data["answer"], price=price, resumed=True)
+                   retries=int(data["retries"]), answer=data.get("answer"), price=price, resumed=True, stored=data)

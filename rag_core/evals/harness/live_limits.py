@@ -13,6 +13,15 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+# the longest a provider's pushback holds its runs (OpenAI's token reset can say 6m0s)
+MAX_PAUSE = 120.0
+# how often a run waiting for room looks whether the session is stopping
+STOP_POLL = 0.25
+
+
+class LiveRunsStopped(Exception):
+    """The session ended (an interrupt, or -x) before a run began."""
+
 
 class AdaptiveLimit:
     def __init__(self, ceiling: int, clock: Callable[[], float] = time.monotonic) -> None:
@@ -27,14 +36,20 @@ class AdaptiveLimit:
         self._changed = threading.Condition()
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
-        """Wait for room under the limit (and for the end of a pause), then hold it."""
+    def slot(self, stop: threading.Event | None = None) -> Iterator[None]:
+        """Wait for room under the limit (and for the end of a pause), then hold it; raises
+        LiveRunsStopped if ``stop`` is set first."""
         with self._changed:
             while True:
+                if stop is not None and stop.is_set():
+                    raise LiveRunsStopped("the session ended before the run began")
                 wait = self.paused_until - self.clock()
                 if wait <= 0 and self.in_flight < int(self.limit):
                     break
-                self._changed.wait(timeout=wait if wait > 0 else None)
+                timeout = wait if wait > 0 else None
+                if stop is not None:
+                    timeout = min(timeout or STOP_POLL, STOP_POLL)
+                self._changed.wait(timeout=timeout)
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
         try:
@@ -48,7 +63,7 @@ class AdaptiveLimit:
         with self._changed:
             self.limit = max(1.0, self.limit / 2)
             if wait:
-                self.paused_until = max(self.paused_until, self.clock() + wait)
+                self.paused_until = max(self.paused_until, self.clock() + min(wait, MAX_PAUSE))
             self._changed.notify_all()
 
     def succeeded(self) -> None:

@@ -13,9 +13,7 @@ runs in a thread of its own, for the runs to share.
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from functools import partial
@@ -27,34 +25,47 @@ from rag_core.evals.harness.live import LiveResult, LiveRun, LiveRunsStopped, ga
 from rag_core.evals.harness.errors import RecordingFailed
 from rag_core.evals.harness.live_journal import LiveJournal
 from rag_core.evals.harness.live_limits import AdaptiveLimit, ProviderLimits
-from rag_core.evals.harness.pushback import backoff
+from rag_core.evals.harness.retrying import Tried, asked_wait, retried
 from rag_core.evals.harness.provider_env import provider_environment
 from rag_core.evals.harness.runner import CaseResult, Settings, run_case
 from rag_core.evals.harness.subjects import subject_of
 
 
 class _Concurrent:
-    """The pool, the providers' limits and what the runs share, for one session."""
+    """The pools, the providers' limits and what the runs share, for one session."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.limits = ProviderLimits(settings.concurrency)
         self.stop = threading.Event()
-        self.pool: ThreadPoolExecutor | None = None
+        self.at_once = settings.concurrency > 1
+        self._pools: dict[str | None, ThreadPoolExecutor] = {}
+        self._lock = threading.Lock()
         self._held = ExitStack()
-        if settings.concurrency > 1:
+        if self.at_once:
             from rag_core.evals.harness.target import start_shared_loop
 
             self._held.enter_context(provider_environment())
             start_shared_loop()
-            # as many threads as runs may be in flight: each provider's limit bounds its own
-            self.pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="rag-core-run")
+
+    def pool_of(self, provider: str | None) -> ThreadPoolExecutor:
+        """A pool per provider, of as many threads as its limit lets runs be in flight: a
+        provider that pushes back holds its own runs, never another provider's."""
+        with self._lock:
+            if provider not in self._pools:
+                self._pools[provider] = ThreadPoolExecutor(self.settings.concurrency,
+                                                           thread_name_prefix=f"rag-core-run-{provider or 'target'}")
+            return self._pools[provider]
 
     def close(self) -> None:
-        """No run begins after this; runs under way end on their own."""
+        """No run begins after this; runs under way end on their own (a run waiting for room or
+        for a provider's pause stops waiting), and the session's environment is held until they
+        have."""
         self.stop.set()
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=True)
         self._held.close()
 
 
@@ -69,15 +80,17 @@ class LiveSession(_Concurrent):
 
     def submit(self, cases: Iterable[tuple[GoldenCase, str]]) -> None:
         """Start the runs of these (case, selector) pairs, in order, unless started already."""
-        if self.pool is None:
+        if not self.at_once:
             return
         for case, selector in cases:
             if case.id not in self.submitted:
-                self.submitted[case.id] = submit_live(case, self.settings, selector, self.limits, self.pool, self.stop,
-                                                      self._finished(case), partial(self._keep, case))
+                provider = subject_of(case, case.target).provider
+                self.submitted[case.id] = submit_live(case, self.settings, selector, self.limits.of(provider),
+                                                      self.pool_of(provider), self.stop, self._finished(case),
+                                                      partial(self._keep, case))
 
     def result(self, case: GoldenCase, selector: str) -> LiveResult:
-        if self.pool is None:
+        if not self.at_once:
             return run_live(case, self.settings, selector, self.limits, self.stop, self._finished(case),
                             partial(self._keep, case))
         self.submit([(case, selector)])
@@ -114,40 +127,39 @@ class RecordingSession(_Concurrent):
         return record_with_retries(case, self.settings, selector, limit, self.stop)
 
     def submit(self, cases: Iterable[tuple[GoldenCase, str]]) -> None:
-        if self.pool is None:
+        if not self.at_once:
             return
         for case, selector in cases:
             if case.id not in self.submitted:
-                self.submitted[case.id] = self.pool.submit(self._record, case, selector)
+                pool = self.pool_of(subject_of(case, case.target).provider)
+                self.submitted[case.id] = pool.submit(self._record, case, selector)
 
     def result(self, case: GoldenCase, selector: str) -> Any:
-        if self.pool is None:
+        if not self.at_once:
             return self._record(case, selector)
         self.submit([(case, selector)])
         return self.submitted.pop(case.id).result()
 
 
 def record_with_retries(case: GoldenCase, settings: Settings, selector: str, limit: AdaptiveLimit,
-                        stop: threading.Event, sleep: Callable[[float], None] = time.sleep) -> CaseResult:
+                        stop: threading.Event, pause: Callable[[float], bool] | None = None) -> CaseResult:
     """Record the case under its provider's limit; a recording the provider failed with a 429 or
-    5xx (nothing of it was written) is made again after the wait it asked for, or a backoff,
-    ``settings.retries`` times at most, then fails as it did, saying so."""
-    for attempt in range(settings.retries + 1):
-        try:
-            with limit.slot(), routing.own_run():
+    5xx (nothing of it was written) is made again (``retrying.py``), then fails as it did,
+    saying so."""
+
+    def make() -> Tried[CaseResult]:
+        with routing.own_run():
+            try:
                 result = run_case(case, settings, selector)
-        except RecordingFailed as exc:
-            if not exc.pushed_back:
-                raise
-            limit.pushed_back(exc.wait)
-            if attempt == settings.retries or stop.is_set():
-                raise RecordingFailed(f"{exc} (made {attempt + 1} time(s): --retries {settings.retries})") from None
-            sleep(backoff(attempt + 1, exc.wait, jitter=random.random()))
-            continue
-        waits = [p.retry_after or 0.0 for p in result.pushbacks]
-        if waits:
-            limit.pushed_back(max(waits))
-        else:
-            limit.succeeded()
-        return result
-    raise AssertionError("unreachable")
+            except RecordingFailed as exc:
+                if not exc.pushed_back:
+                    raise
+                return Tried(error=exc, pushed_back=True, provider_failed=True, asked=exc.wait)
+        return Tried(result, pushbacks=result.pushbacks, pushed_back=bool(result.pushbacks),
+                     asked=asked_wait(result.pushbacks))
+
+    tried = retried(make, limit, settings.retries, stop, pause)
+    if tried.error is not None:
+        raise RecordingFailed(f"{tried.error} (the recording {tried.gave_up})") from None
+    assert tried.value is not None
+    return tried.value

@@ -29,6 +29,7 @@ from rag_core.evals.harness.subjects import Subject, subject_of
 from rag_core.evals.harness.target import TargetContext
 from rag_core.evals.harness.provider_env import provider_environment
 from rag_core.evals.harness.pushback import RETRYABLE
+from rag_core.evals.harness.retrying import asked_wait
 from rag_core.evals.harness.recorder import EMULATOR_TARGET, CaseRecorder, require_key
 from rag_core.evals.harness.network import BlockedAttempt, network_blocked
 from rag_core.evals.harness.wait_bound import bounded_waits
@@ -263,7 +264,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
         raise RecordingFailed(
             f"{case.id}: recording failed, nothing was written ({shown(recorder.path)} and "
             f"{shown(case.golden_path)} are as they were): {problem}",
-            pushed_back=pushed_back, wait=max((p.retry_after or 0.0 for p in replay.pushbacks), default=None))
+            pushed_back=pushed_back, wait=asked_wait(replay.pushbacks))
     return Played(recorder, replay, turn_starts, produced, error, subject, judge_start, judgements, judge_error,
                   seconds, problem, during_run, at_import)
 
