@@ -131,7 +131,7 @@ def _failed(failed: list[CaseEntry], links: Links) -> list[str]:
                       "The summary spent its space on the cases above; the report has it.", "", "</details>", ""]
             continue
         budget -= size
-        fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+        fence = "`" * max(3, _longest_ticks(body) + 1)
         lines += [f"<details><summary>{label}</summary>", "", f"{fence}{'diff' if label == 'diff' else ''}",
                   body.rstrip(), fence, "", "</details>", ""]
     if len(failed) > CASE_LIMIT:
@@ -181,10 +181,15 @@ def _anchors(ids: list[str]) -> dict[str, str]:
 
 def _code(text: str, cell: bool = False) -> str:
     """``text`` as a code span: fenced by more backticks than it holds (a table cell's bars escaped)."""
-    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    ticks = "`" * (_longest_ticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     span = f"{ticks}{pad}{text}{pad}{ticks}"
     return span.replace("|", "\\|") if cell else span
+
+
+def _longest_ticks(text: str) -> int:
+    """The longest run of backticks in ``text``: a fence or a code span around it needs one more."""
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def _inline(text: str) -> str:

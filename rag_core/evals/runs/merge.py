@@ -80,12 +80,12 @@ def _one_set_of_options(shards: list[Shard]) -> None:
     def mode(options: RunOptions) -> dict[str, object]:
         return {k: v for k, v in options.to_json().items() if k != "args"}
 
-    first = shards[0]
+    first, expected = shards[0], mode(shards[0].record.options)
     for shard in shards[1:]:
-        differ = [k for k, v in mode(shard.record.options).items() if mode(first.record.options)[k] != v]
+        given = mode(shard.record.options)
+        differ = [k for k, v in given.items() if expected[k] != v]
         if differ:
-            shown = "; ".join(f"{k}: {mode(first.record.options)[k]!r} in {first.name}, "
-                              f"{mode(shard.record.options)[k]!r} in {shard.name}" for k in differ)
+            shown = "; ".join(f"{k}: {expected[k]!r} in {first.name}, {given[k]!r} in {shard.name}" for k in differ)
             raise RecordError(f"the shard records were made with different options ({shown}): only the shards of "
                               "one run merge")
 
