@@ -215,3 +215,217 @@ def test_the_network_guard_names_the_case_whose_thread_reached_out():
         a, b = pool.map(run, ["first", "second"])
     assert [(x.case, x.address) for x in a] == [("first", "first.example.com")]
     assert [(x.case, x.address) for x in b] == [("second", "second.example.com")]
+
+
+def test_a_connection_one_run_builds_leaves_the_other_runs_patched(tmp_path, monkeypatch):
+    """vcrpy put the real classes back, for the whole process, while a stub built the connection
+    it wraps (``force_reset``): a request another run sent meanwhile went out unpatched (the guard
+    refused it; recording live, it would have reached the provider unrecorded)."""
+    import requests
+    import urllib3.connection
+
+    building, sent = threading.Event(), threading.Event()
+    both_open = threading.Barrier(2)
+    real_init = urllib3.connection.HTTPSConnection.__init__
+
+    def init(connection, *args, **kwargs):
+        real_init(connection, *args, **kwargs)
+        if threading.current_thread().name == "run-a":  # hold run a inside the build
+            building.set()
+            sent.wait(timeout=10)
+
+    monkeypatch.setattr(urllib3.connection.HTTPSConnection, "__init__", init)
+    answers: dict[str, object] = {}
+
+    def run(name: str) -> None:
+        recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all")
+        try:
+            with network_blocked(name), recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
+                both_open.wait(timeout=10)
+                if name == "a":  # requests (urllib3) builds a connection for its pool
+                    answers[name] = requests.post(URL, json=BODY, timeout=10).json()["choices"][0]["message"]["content"]
+                else:
+                    assert building.wait(timeout=10)
+                    try:
+                        answers[name] = _answer(httpx.post(URL, json=BODY))
+                    finally:
+                        sent.set()
+        except Exception as exc:  # noqa: BLE001 (the test reads what each run came to)
+            answers[name] = exc
+
+    threads = [threading.Thread(target=run, args=(name,), name=f"run-{name}") for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert answers == {"a": "run a", "b": "run b"}
+
+
+def test_http_clients_own_https_connection_is_still_built_inside_a_run(tmp_path):
+    """No class is put back while a stub builds its connection: http.client's HTTPSConnection,
+    which finds its class by its module's name for it, still builds (urllib.request's path)."""
+    import http.client
+    import json
+    import urllib.request
+
+    import vcr.patch
+
+    recorder = CaseRecorder(tmp_path / "a.yaml", "all")
+    with network_blocked("a"), recorder.use("sdk", ScriptedProvider([{"text": "run a"}], seed="a")):
+        request = urllib.request.Request(URL, data=json.dumps(BODY).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read())["choices"][0]["message"]["content"] == "run a"
+    # with the last cassette, everything is as vcrpy and the standard library had it
+    assert http.client.HTTPSConnection is vcr.patch._HTTPSConnection
+    assert http.client.HTTPSConnection.__init__.__globals__ is vars(http.client)
+    assert vcr.patch.force_reset.__module__ == "vcr.patch"
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _reach_out(port: int) -> int:
+    """A connection the guard refuses (0.0.0.0 is not loopback), and that, let through, stays on
+    this machine (refused: nothing listens)."""
+    with socket.socket() as sock:
+        sock.settimeout(2)
+        return sock.connect_ex(("0.0.0.0", port))
+
+
+@pytest.fixture
+def shared_loop():
+    """An event loop in a thread no case started, as the harness's runs at once share one."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    loop.close()
+
+
+def _on(loop, port: int):
+    import asyncio
+
+    async def reach_out() -> int:
+        return _reach_out(port)
+
+    return asyncio.run_coroutine_threadsafe(reach_out(), loop).result(timeout=10)
+
+
+def test_a_coroutine_on_a_shared_loop_is_charged_to_the_case_that_awaits_it(shared_loop):
+    """The loop's thread belongs to no case: its attempt was charged to the innermost case open
+    (the one that opened last), not to the one whose coroutine made it."""
+    port = _closed_port()
+    first_open, second_open, done = threading.Event(), threading.Event(), threading.Event()
+    results: dict[str, object] = {}
+
+    def first() -> None:
+        with network_blocked("first") as attempts:
+            first_open.set()
+            assert second_open.wait(timeout=10)
+            try:
+                _on(shared_loop, port)
+            except NetworkBlockedError as exc:
+                results["error"] = exc
+            finally:
+                done.set()
+        results["first"] = attempts
+
+    def second() -> None:
+        assert first_open.wait(timeout=10)
+        with network_blocked("second") as attempts:
+            second_open.set()
+            assert done.wait(timeout=10)
+        results["second"] = attempts
+
+    with ThreadPoolExecutor(2) as pool:
+        for each in [pool.submit(first), pool.submit(second)]:
+            each.result()
+    assert isinstance(results["error"], NetworkBlockedError)
+    assert [(x.case, x.address) for x in results["first"]] == [("first", f"0.0.0.0:{port}")]
+    assert results["second"] == []
+
+
+def test_a_live_runs_coroutine_on_a_shared_loop_is_not_stopped_by_another_cases_guard(shared_loop):
+    """A run recording live has no guard: its coroutine's connection was refused, and charged to
+    an emulated case that happened to be open at the same time."""
+    import errno
+
+    port = _closed_port()
+    guarded_open, done = threading.Event(), threading.Event()
+    results: dict[str, object] = {}
+
+    def live() -> None:
+        with routing.own_run():  # a run, not guarded (recording live)
+            assert guarded_open.wait(timeout=10)
+            try:
+                results["live"] = _on(shared_loop, port)
+            except NetworkBlockedError as exc:
+                results["live"] = exc
+            finally:
+                done.set()
+
+    def emulated() -> None:
+        with network_blocked("emulated") as attempts:
+            guarded_open.set()
+            assert done.wait(timeout=10)
+        results["emulated"] = attempts
+
+    with ThreadPoolExecutor(2) as pool:
+        for each in [pool.submit(live), pool.submit(emulated)]:
+            each.result()
+    assert results == {"live": errno.ECONNREFUSED, "emulated": []}  # let through: nothing listens there
+
+
+def test_an_attempt_no_case_can_be_told_from_is_charged_to_each_case_open():
+    port = _closed_port()
+    both_open, done = threading.Barrier(3), threading.Event()
+    results: dict[str, object] = {}
+
+    def run(case: str) -> None:
+        with network_blocked(case) as attempts:
+            both_open.wait(timeout=10)
+            assert done.wait(timeout=10)
+        results[case] = attempts
+
+    def stray() -> None:  # a thread started outside every case
+        both_open.wait(timeout=10)
+        try:
+            _reach_out(port)
+        except NetworkBlockedError as exc:
+            results["error"] = exc
+        finally:
+            done.set()
+
+    threads = [threading.Thread(target=run, args=(case,)) for case in ("a", "b")] + [threading.Thread(target=stray)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    assert "run with --concurrency 1" in str(results["error"])
+    assert [(x.case, x.among) for x in results["a"]] == [("a", 2)]
+    assert [(x.case, x.among) for x in results["b"]] == [("b", 2)]
+
+
+def test_a_pool_job_is_charged_to_the_case_that_submitted_it():
+    """A pool's worker started by one case serves the next: the guard charged the second case's
+    attempt to the first (the case open when the worker was started), after that case had ended."""
+    port = _closed_port()
+    shared = ThreadPoolExecutor(1)
+    try:
+        with network_blocked("first") as first:
+            shared.submit(lambda: None).result(timeout=10)  # starts the worker
+        with network_blocked("second") as second, pytest.raises(NetworkBlockedError):
+            shared.submit(_reach_out, port).result(timeout=10)
+    finally:
+        shared.shutdown()
+    from rag_core.evals.harness.network import late_attempts
+
+    assert (first, [x.case for x in second], late_attempts()) == ([], ["second"], [])

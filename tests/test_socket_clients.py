@@ -86,3 +86,18 @@ def test_a_request_the_cassette_does_not_hold_is_vcrpys_own_error(tmp_path, prov
 def test_outside_a_cassette_the_client_is_its_own(provider):
     assert _sync_send(provider, "green curry") == (200, b'{"echo": "green curry"}')
     assert transports.StdlibTransport.stream.__module__.endswith("lm15.transports._sync")
+
+
+def test_a_transport_another_run_is_still_importing_is_left_for_a_later_cassette(monkeypatch):
+    """Runs at once: one run's cassette opened while a run beside it was importing DSPy, and
+    patching read the half-imported module (AttributeError: partially initialized module
+    'dspy._vendor.lm15.transports._sync' has no attribute 'StdlibTransport')."""
+    import sys
+
+    package = "dspy._vendor.lm15"
+    module = sys.modules[f"{package}.transports._sync"]
+    monkeypatch.setattr(module.__spec__, "_initializing", True, raising=False)
+    monkeypatch.delattr(module, "StdlibTransport")  # what a half-imported module lacks
+    assert list(socket_clients.stubs(object())) == []
+    monkeypatch.undo()
+    assert [name for name, _ in socket_clients.stubs(object())].count(package) == 2  # sync and async, once imported

@@ -27,7 +27,6 @@ from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness import routing
 from rag_core.evals.harness.live_limits import AdaptiveLimit, LiveRunsStopped, ProviderLimits
-from rag_core.evals.harness.provider_env import forget_answers
 from rag_core.evals.harness.pushback import RETRYABLE, Pushback
 from rag_core.evals.harness.retrying import Tried, asked_wait, retried
 from rag_core.evals.harness.runner import (Settings, _in_chain, _timeout_types, observe_run, play_subjects,
@@ -142,7 +141,6 @@ def _attempt(case: GoldenCase, settings: Settings, selector: str) -> tuple[LiveR
     """One run of the case, recorded into a scratch folder of its own that is thrown away: what
     it came to, the pushbacks it met, and whether it failed because of them (a retryable status
     the client did not get past, or a timeout)."""
-    forget_answers()  # a framework's memory of an earlier repeat's answers (DSPy's)
     with tempfile.TemporaryDirectory(prefix="rag-core-live-") as scratch, routing.own_run():
         scratch_settings = dataclasses.replace(settings, cassettes_dir=Path(scratch), record_mode="all",
                                                update_goldens=False)

@@ -45,6 +45,8 @@ class _Concurrent:
         if self.at_once:
             from rag_core.evals.harness.target import start_shared_loop
 
+            _import_before_the_runs()
+
             self._held.enter_context(provider_environment())
             start_shared_loop()
 
@@ -67,6 +69,17 @@ class _Concurrent:
         for pool in self._pools.values():
             pool.shutdown(wait=True)
         self._held.close()
+
+
+def _import_before_the_runs() -> None:
+    """numpy (the vector stores, bm25s, chromadb and scipy import it on first use) imported in the
+    session's thread: imported by several runs' threads at once, its circular imports handed one
+    of them a half-initialized module (``cannot import name 'NDArray' from partially initialized
+    module``)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:  # the harness alone: no run of this session uses it
+        pass
 
 
 class LiveSession(_Concurrent):

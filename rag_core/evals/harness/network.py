@@ -9,9 +9,15 @@ each attempt, so the case fails naming the host and the client even when the lib
 error and carries on. Loopback stays open: a local database or search service is part of the
 machine, not of the network.
 
-A thread the subject starts is guarded for its whole life, also after its case has ended: its
-late attempts are kept apart (``late_attempts``) for the session summary. The socket functions are
-patched once per process and stay patched; outside a case they pass every call through.
+Each attempt is charged to the case whose code made it, found the way the case's cassette is
+(``run_binding.py``): the case's thread and what inherits its context (a coroutine it hands to
+an event loop another thread runs, a job it submits to a thread pool), and the threads it
+starts. A thread the subject starts is guarded for its whole life, also after its case has
+ended: its late attempts are kept apart (``late_attempts``) for the session summary. Code no
+case can be told from (a thread started outside every case) is guarded by the one case open;
+with several open (``--concurrency``), the attempt is charged to each, naming ``--concurrency
+1``. The socket functions are patched once per process and stay patched; outside a case they
+pass every call through.
 """
 
 from __future__ import annotations
@@ -21,11 +27,11 @@ import ipaddress
 import socket
 import sys
 import threading
-import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from rag_core.evals.harness import run_binding
 from rag_core.evals.harness.errors import HarnessError
 
 # frames of these packages are the harness and the test runner, not the code under test
@@ -44,10 +50,13 @@ class BlockedAttempt:
     client: str  # the library that opened the socket (its innermost frame outside the standard library)
     caller: str  # the outermost code under test on the stack, for finding where the call came from
     case: str | None = None  # the case whose guard was on, or whose thread this is
+    among: int = 0  # made by code no case can be told from, while this many cases were guarded at once
 
     def __str__(self) -> str:
         origin = f" (called from {self.caller})" if self.caller and self.caller != self.client else ""
-        return f"{self.what} {self.address} by {self.client}{origin}"
+        shared = (f", from a thread no case can be told from while {self.among} cases ran at once (run with "
+                  "--concurrency 1 to tell which)" if self.among > 1 else "")
+        return f"{self.what} {self.address} by {self.client}{origin}{shared}"
 
 
 def is_loopback(host: Any) -> bool:
@@ -87,62 +96,56 @@ def _who(skip_module: str) -> tuple[str, str]:
     return client, subject[-1] if subject else ""
 
 
+@dataclass(eq=False)
+class _Scope:
+    """One case's guard: the attempts refused in its code, while it is open."""
+
+    case: str | None
+    attempts: list[BlockedAttempt] = field(default_factory=list)
+    open: bool = True
+
+
 class _Guard:
-    """The process's one guard: the socket patches and who is being guarded."""
+    """The process's one guard: the socket patches and the scopes open."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.installed = False
-        self.scopes: list[tuple[str | None, list[BlockedAttempt]]] = []  # innermost last
-        # each thread started inside a scope, and that scope
-        self.threads: weakref.WeakKeyDictionary[threading.Thread, tuple[str | None, list[BlockedAttempt]]] = (
-            weakref.WeakKeyDictionary())
+        self.scopes: list[_Scope] = []  # open now, innermost last
         self.late: list[BlockedAttempt] = []
-        # the scopes each thread opened itself, innermost last (runs in threads: --concurrency)
-        self.opened_by: weakref.WeakKeyDictionary[threading.Thread, list[tuple[str | None, list[BlockedAttempt]]]] = (
-            weakref.WeakKeyDictionary())
 
-    def _scope(self, innermost: bool = True) -> tuple[str | None, list[BlockedAttempt]] | None:
-        """The guard scope the calling thread belongs to: the one it was started in (a thread
-        outlives the case that started it), else the innermost one it opened itself, else (if
-        ``innermost``) the innermost open one. Under the lock."""
-        current = threading.current_thread()
-        started_in = self.threads.get(current)
-        if started_in is not None:
-            return started_in
-        own = self.opened_by.get(current)
-        if own:
-            return own[-1]
-        return self.scopes[-1] if self.scopes and innermost else None
-
-    def blocking(self) -> tuple[bool, str | None, list[BlockedAttempt] | None]:
-        """Whether the calling thread is guarded now, for which case, and where its attempts go
-        (its case's list while that case runs, ``late`` after)."""
-        with self.lock:
-            scope = self._scope()
-            if scope is None:
-                return False, None, None
-            running = any(open_scope is scope for open_scope in self.scopes)
-            return True, scope[0], scope[1] if running else self.late
+    def charged(self) -> list[_Scope]:
+        """The scopes an attempt of the calling code is charged to: its run's (bound to its
+        context, else the one it was started in, open or not: a thread outlives the case that
+        started it); none for a run not guarded (recording live); for code no run can be told
+        from, the open ones. Under the lock."""
+        for binding in (run_binding.bound(), run_binding.started_in(threading.current_thread())):
+            if binding is not None and binding.guard is not None:
+                return [binding.guard]
+        if run_binding.bound() is not None:
+            return []
+        return list(self.scopes)
 
     def refuse(self, what: str, address: Any) -> None:
-        blocking, case, attempts = self.blocking()
-        if not blocking:
+        with self.lock:
+            scopes = self.charged()
+        if not scopes:
             return
         client, caller = _who(__name__)
-        attempt = BlockedAttempt(what, _address(address), client, caller, case)
+        attempts = [BlockedAttempt(what, _address(address), client, caller, scope.case,
+                                   len(scopes) if len(scopes) > 1 else 0) for scope in scopes]
         with self.lock:
-            assert attempts is not None
-            attempts.append(attempt)
-        raise NetworkBlockedError(f"network access blocked during the case: {attempt}")
+            for scope, attempt in zip(scopes, attempts):
+                (scope.attempts if scope.open else self.late).append(attempt)
+        raise NetworkBlockedError(f"network access blocked during the case: {attempts[0]}")
 
     def install(self) -> None:
         with self.lock:
             if self.installed:
                 return
             self.installed = True
+        run_binding.install()  # who started each thread, and each pool job's run
         resolvers = {name: getattr(socket, name) for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex")}
-        original_start = threading.Thread.start
         guard = self
 
         def guarded(original: Any, what: str, address_of: Callable[[tuple[Any, ...]], Any]) -> Any:
@@ -175,15 +178,6 @@ class _Guard:
 
             return resolve
 
-        def start(thread: threading.Thread) -> None:
-            with guard.lock:
-                # only a thread that is a case's starts one of that case's: live runs in threads
-                # (--concurrency) are started by the session, while other runs' scopes are open
-                scope = guard._scope(innermost=False)
-                if scope is not None:
-                    guard.threads[thread] = scope
-            original_start(thread)
-
         for name, method in guards(socket.socket).items():
             setattr(socket.socket, name, method)
         # code that makes its sockets from the C module directly (``_socket.socket()``) gets a
@@ -191,7 +185,6 @@ class _Guard:
         _socket.socket = type("GuardedSocket", (_socket.socket,), guards(_socket.socket))  # type: ignore[misc]
         for name in resolvers:
             setattr(socket, name, resolver(name))
-        threading.Thread.start = start  # type: ignore[method-assign]
 
 
 _GUARD = _Guard()
@@ -212,19 +205,16 @@ def network_blocked(case: str | None = None) -> Iterator[list[BlockedAttempt]]:
     """Refuse everything that would leave this machine until the block ends (and, for the threads
     started inside it, for their whole life); yields the list the refused attempts are added to."""
     _GUARD.install()
-    attempts: list[BlockedAttempt] = []
-    scope = (case, attempts)
-    thread = threading.current_thread()
+    scope = _Scope(case)
     with _GUARD.lock:
         _GUARD.scopes.append(scope)
-        _GUARD.opened_by.setdefault(thread, []).append(scope)
     try:
-        yield attempts
+        with run_binding.bound_to(guard=scope):
+            yield scope.attempts
     finally:
-        with _GUARD.lock:  # by identity: two scopes may hold equal lists
+        with _GUARD.lock:  # by identity: two scopes may be equal
             del _GUARD.scopes[next(i for i, s in enumerate(_GUARD.scopes) if s is scope)]
-            own = _GUARD.opened_by[thread]
-            del own[next(i for i, s in enumerate(own) if s is scope)]
+            scope.open = False
 
 
 def late_attempts() -> list[BlockedAttempt]:

@@ -54,27 +54,28 @@ QUIET = (
 )
 
 
-# DSPy answers a request it has seen from its disk cache (~/.dspy_cache) and sends nothing: a
-# replay would then pin no traffic. Its cache goes to a folder of this process's own instead.
+# DSPy would write its disk cache under ~/.dspy_cache: pointed at a folder of this process's own
+# (it is turned off once a case imports DSPy, ``forget_answers``; this covers what runs before)
 DSPY_CACHE = "DSPY_CACHEDIR"
 
 
 def forget_answers() -> None:
-    """Forget the answers frameworks keep between calls, before a live run: DSPy answers a
-    request it has seen from its memory cache, or its disk cache (in this process's scratch
-    folder, ``DSPY_CACHE``), and sends nothing, so every repeat after the first would repeat the
-    first's answer instead of asking the model."""
+    """Turn off, for good, the caches in which frameworks keep the answers they were given, if
+    such a framework is imported (none is imported here): DSPy answers a request it has seen
+    from its memory or disk cache and sends nothing. A case's program must ask its model every
+    time it runs: a replay would otherwise pin no traffic, and runs at once (``--concurrency``)
+    would share answers, one repeat taking another's answer while that one is under way, which
+    no clearing between runs can prevent. Called once a case's target is imported; idempotent."""
     import sys
 
     dspy = sys.modules.get("dspy")
-    cache = getattr(dspy, "cache", None)
-    if cache is None:
+    if dspy is None or not hasattr(dspy, "configure_cache"):
         return
-    if hasattr(cache, "reset_memory_cache"):
-        cache.reset_memory_cache()
-    disk = getattr(cache, "disk_cache", None)
-    if disk is not None and hasattr(disk, "clear") and str(getattr(cache, "disk_cache_dir", "")).startswith(_scratch()):
-        disk.clear()  # only the harness's own folder: never a cache the user pointed DSPY_CACHEDIR at
+    cache = vars(dspy).get("cache")  # None while not built: reading dspy.cache would build the default one
+    if cache is not None and not getattr(cache, "enable_memory_cache", True) and not getattr(
+            cache, "enable_disk_cache", True):
+        return
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
 
 
 def planned(environ: dict[str, str], scratch: str) -> dict[str, str]:

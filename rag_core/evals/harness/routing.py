@@ -5,9 +5,10 @@ once in two threads would take each other's requests. Live runs (``--concurrency
 cases and repeats at once, so the libraries are patched once, for a router that vcrpy's stubs
 hold in place of a cassette; each request goes to the cassette of the run it belongs to:
 
-1. the cassette bound to the calling context (the run's thread, and what inherits its context:
-   ``asyncio`` tasks, ``asyncio.to_thread``, and each job submitted to a thread pool, which
-   runs as the run that submitted it: a pool the runs share, ``run_in_executor`` included);
+1. the cassette bound to the calling context (``run_binding.py``: the run's thread, and what
+   inherits its context: ``asyncio`` tasks, ``asyncio.to_thread``, and each job submitted to a
+   thread pool, which runs as the run that submitted it: a pool the runs share,
+   ``run_in_executor`` included);
 2. else the cassette of the run whose thread started the calling thread, while that run is open
    (a client's own worker thread; not a pool's worker, which serves whoever submits);
 3. else the only cassette open (one run at a time: exactly vcrpy's own behaviour, a framework's
@@ -18,20 +19,22 @@ hold in place of a cassette; each request goes to the cassette of the run it bel
 A run's thread is bound to "no cassette" until its cassette opens, so what the run does before
 (importing a target, building its clients) is not taken for another run's traffic: it reaches
 the network guard, as it does when runs go one at a time.
+
+The patches stay in place, in every thread, while any cassette is open: vcrpy's own habit of
+putting the real classes back around each connection it builds (``force_reset``, process-wide)
+is switched off (see ``_without_resets``).
 """
 
 from __future__ import annotations
 
-import contextvars
 import threading
-import weakref
+import types
 from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator
+from unittest import mock
 
+from rag_core.evals.harness import run_binding
 from rag_core.evals.harness.errors import HarnessError
-
-# what the patched libraries see as "the cassette" of the request being made
-_BOUND: contextvars.ContextVar[Any] = contextvars.ContextVar("rag_core_cassette", default=None)
 
 
 class AmbiguousRequestError(HarnessError):
@@ -65,20 +68,19 @@ class _Routes:
         self.open: list[Any] = []  # cassettes open now, in the order they opened
         self.stack: ExitStack | None = None  # the installed patches, while any cassette is open
         self.socket_packages: set[str] = set()  # lm15 installations patched so far
-        self.started_by: weakref.WeakKeyDictionary[threading.Thread, Any] = weakref.WeakKeyDictionary()
-        self.thread_hook = False  # Thread.start notes who started each thread (once, for good)
-        self.pool_hook = False  # ThreadPoolExecutor.submit binds each job to its submitter's run (likewise)
 
     def cassette(self) -> Any:
-        bound = _BOUND.get()
+        binding = run_binding.bound()
+        bound = binding.cassette if binding is not None else None
         if bound is NO_CASSETTE:
             return bound
+        started = run_binding.started_in(threading.current_thread())
+        parent = started.cassette if started is not None else None
         with self.lock:
             # a pool's job runs bound to the run that submitted it, which may have ended since:
             # then it is taken as any thread of no open run is
             if bound is not None and any(c is bound for c in self.open):
                 return bound
-            parent = self.started_by.get(threading.current_thread())
             if parent is not None and any(c is parent for c in self.open):
                 return parent
             if len(self.open) == 1:
@@ -110,66 +112,43 @@ class _Router:
 ROUTER = _Router()
 
 
-def _hook_thread_start() -> None:
-    """Wrap Thread.start, for good, to note which run's cassette each new thread's starter was
-    bound to. Never undone: the network guard wraps it too, and undoing one wrapper while the
-    other sits on top would drop that one."""
-    if _ROUTES.thread_hook:
-        return
-    _ROUTES.thread_hook = True
-    original = threading.Thread.start
-
-    def start(thread: threading.Thread) -> None:
-        bound = _BOUND.get()
-        if bound is not None and bound is not NO_CASSETTE and not _serves_a_pool(thread):
-            with _ROUTES.lock:
-                _ROUTES.started_by[thread] = bound
-        original(thread)
-
-    threading.Thread.start = start  # type: ignore[method-assign]
+@contextmanager
+def _no_reset() -> Iterator[None]:
+    yield
 
 
-def _serves_a_pool(thread: threading.Thread) -> bool:
-    """A thread pool's worker: it runs the jobs of whoever submits, so the run that happened to
-    start it says nothing of the requests it makes later."""
-    from concurrent.futures import thread as pool_threads
+def _without_resets(stack: ExitStack) -> None:
+    """vcrpy puts the real classes back, for the whole process, while a stub connection builds
+    the real one it wraps, and while it sends a request live (``vcr.patch.force_reset``): made
+    for one cassette in one thread. With runs at once, a run that opens a connection in another
+    thread meanwhile gets a real one (urllib3's pool reads its connection class then), or makes
+    its request through an unpatched httpx transport: a request that reaches the network guard,
+    or, recording live, the provider, unrecorded. So, while the router's patches are in place,
+    nothing is put back. The one class that needed it is http.client's HTTPSConnection, whose
+    ``__init__`` finds its own class by its module's name for it (``super(HTTPSConnection,
+    self)``), which is the stub then: it gets an ``__init__`` that names its class itself."""
+    import vcr.patch
 
-    return getattr(thread, "_target", None) is getattr(pool_threads, "_worker", object())
-
-
-def _hook_pool_submit() -> None:
-    """Wrap ThreadPoolExecutor.submit, for good, so that a job runs bound to the cassette of the
-    run that submitted it (the pool copies no context). A submission from outside every run is
-    left as it was."""
-    if _ROUTES.pool_hook:
-        return
-    _ROUTES.pool_hook = True
-    from concurrent.futures import ThreadPoolExecutor
-
-    original = ThreadPoolExecutor.submit
-
-    def submit(pool: ThreadPoolExecutor, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        bound = _BOUND.get()
-        if bound is None:
-            return original(pool, fn, *args, **kwargs)
-        return original(pool, _as_run, bound, fn, *args, **kwargs)
-
-    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
+    stack.enter_context(mock.patch.object(vcr.patch, "force_reset", _no_reset))
+    real = vcr.patch._HTTPSConnection
+    stack.enter_context(mock.patch.object(real, "__init__", _naming_itself(real, real.__init__)))
 
 
-def _as_run(bound: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    token = _BOUND.set(bound)
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _BOUND.reset(token)
+def _naming_itself(cls: type, init: Any) -> Any:
+    """``init``, with the name of ``cls`` in its module bound to ``cls`` whatever the module holds
+    under that name (the rest of the module as it is now)."""
+    names = {**init.__globals__, cls.__name__: cls}
+    rebound = types.FunctionType(init.__code__, names, init.__name__, init.__defaults__, init.__closure__)
+    rebound.__kwdefaults__ = init.__kwdefaults__
+    rebound.__qualname__, rebound.__doc__ = init.__qualname__, init.__doc__
+    return rebound
 
 
 def _install(stack: ExitStack) -> None:
     from vcr.patch import CassettePatcherBuilder
 
-    _hook_thread_start()
-    _hook_pool_submit()
+    run_binding.install()
+    _without_resets(stack)
     for patcher in CassettePatcherBuilder(ROUTER).build():
         stack.enter_context(patcher)
 
@@ -187,23 +166,21 @@ def _patch_socket_clients(stack: ExitStack) -> None:
 @contextmanager
 def routed(cassette: Any) -> Iterator[Any]:
     """Route the calling context's requests (and its threads') to ``cassette`` while open."""
-    token = _BOUND.set(cassette)
-    try:
-        with _ROUTES.lock:
-            _ROUTES.open.append(cassette)  # first: building vcrpy's patches reads the cassette's path
-            if _ROUTES.stack is None:
-                _ROUTES.stack = ExitStack()
-                _install(_ROUTES.stack)
-            _patch_socket_clients(_ROUTES.stack)
-    except BaseException:
-        _BOUND.reset(token)
-        _close(cassette)
-        raise
-    try:
-        yield cassette
-    finally:
-        _BOUND.reset(token)
-        _close(cassette)
+    with run_binding.bound_to(cassette=cassette):
+        try:
+            with _ROUTES.lock:
+                _ROUTES.open.append(cassette)  # first: building vcrpy's patches reads the cassette's path
+                if _ROUTES.stack is None:
+                    _ROUTES.stack = ExitStack()
+                    _install(_ROUTES.stack)
+                _patch_socket_clients(_ROUTES.stack)
+        except BaseException:
+            _close(cassette)
+            raise
+        try:
+            yield cassette
+        finally:
+            _close(cassette)
 
 
 def _close(cassette: Any) -> None:
@@ -220,11 +197,8 @@ def _close(cassette: Any) -> None:
 def own_run() -> Iterator[None]:
     """Mark the calling thread as one run's: until its cassette opens, its requests are no other
     run's (see the module docstring)."""
-    token = _BOUND.set(NO_CASSETTE)
-    try:
+    with run_binding.bound_to(fresh=True, cassette=NO_CASSETTE):
         yield
-    finally:
-        _BOUND.reset(token)
 
 
 def open_count() -> int:

@@ -74,9 +74,20 @@ def _reason(response: dict[str, Any]) -> str:
         return ""
 
 
+def _imported(name: str) -> Any:
+    """The module, once its import has ended (None before, and while another thread, a run
+    beside this one, is still importing it: its attributes may not be there yet)."""
+    module = sys.modules.get(name)
+    return None if getattr(getattr(module, "__spec__", None), "_initializing", False) else module
+
+
 def _lm15_stubs(cassette: Any, package: str) -> list[Any]:
-    """Patches of one lm15 installation's sync ``stream`` and async ``_do_stream``."""
-    sync, asynchronous, types = (sys.modules.get(f"{package}.transports.{name}") for name in ("_sync", "_async", "_types"))
+    """Patches of one lm15 installation's sync ``stream`` and async ``_do_stream`` (none until
+    its transports are all imported: they are patched when a later run's cassette opens)."""
+    names = [f"{package}.transports.{name}" for name in ("_sync", "_async", "_types")]
+    if any(name in sys.modules and _imported(name) is None for name in names):
+        return []
+    sync, asynchronous, types = map(_imported, names)
     if types is None:
         return []
     patches = []

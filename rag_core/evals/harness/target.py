@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from rag_core.evals.harness.build import import_named
 from rag_core.evals.harness.errors import CaseFileError
-from rag_core.evals.harness.provider_env import KEY_VARIABLES
+from rag_core.evals.harness.provider_env import KEY_VARIABLES, forget_answers
 from rag_core.providers.cohere import COHERE
 from rag_core.providers.gemini import GEMINI
 from rag_core.providers.openai import OPENAI
@@ -67,6 +67,9 @@ class TargetContext:
 
 def load_target(spec: str, where: str) -> Callable[..., Any]:
     target = import_named(spec, where)
+    # a framework the target imported keeps no answers: each run of the case asks its model
+    # (before the first run calls the target: runs at once import it at once)
+    forget_answers()
     if not callable(target):
         raise CaseFileError(f"{where}: {spec} is a {type(target).__name__}, not a callable")
     return target
