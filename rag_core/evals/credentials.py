@@ -18,7 +18,9 @@ Two jobs:
 
 Every pattern runs in time linear in the text: each one either starts at a literal prefix and reads
 a bounded or possessive run after it, or starts only where a run of its characters starts; a rule
-whose prefix is not in the text is not run at all.
+whose prefix is not in the text is not run at all. Within one scan, a text in which the built-in
+rules found nothing is not read by them again: a recording sends its prompt and every earlier
+turn again in each request.
 
 Projects add header names (``rag_core_scrub_headers``) and patterns (``rag_core_secret_patterns``)
 in their pytest ini; ``configure`` installs them for the session.
@@ -28,11 +30,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
 
 PLACEHOLDER = "<scrubbed>"
@@ -213,6 +216,50 @@ FAMILIES: tuple[Family, ...] = (
 )
 # kept for projects that read it: the kinds of the families
 PATTERNS: dict[str, re.Pattern[str]] = {family.kind: family.pattern for family in FAMILIES}
+
+
+class _HintIndex:
+    """The families worth running on a text: those with a hint in it. Texts are mostly short (a
+    model name, a role, a tool's description), and testing each of the ~100 hints one by one
+    was most of a scan; one regex of all hints finds the ones a text holds instead, in a search
+    per place a hint starts. A family with a one-character hint (the Discord token's ".") or
+    none is always run, and tests its hint itself: those would be found at every other place."""
+
+    def __init__(self, families: tuple[Family, ...]) -> None:
+        self._always = frozenset(index for index, family in enumerate(families)
+                                 if not family.hints or min(map(len, family.hints)) < 2)
+        by_hint: dict[str, set[int]] = {}
+        for index, family in enumerate(families):
+            if index not in self._always:
+                for hint in family.hints:
+                    by_hint.setdefault(hint, set()).add(index)
+        # lower-case hints are looked for in the lower-cased text, the others in the text (as found_in)
+        groups = ([hint for hint in by_hint if hint == hint.lower()],
+                  [hint for hint in by_hint if hint != hint.lower()])
+        # where two hints start at one place the search names the longer (listed first); the
+        # shorter is its prefix, and the families of both are run
+        self._families = {
+            hint: frozenset(index for other in group if hint.startswith(other) for index in by_hint[other])
+            for group in groups for hint in group}
+        self._lower, self._exact = (
+            re.compile("|".join(re.escape(hint) for hint in sorted(group, key=len, reverse=True))) if group else None
+            for group in groups)
+
+    def candidates(self, text: str, lowered: str) -> list[int]:
+        """The indices, in order, of the families whose hints ``text`` holds, and those always run."""
+        found = set(self._always)
+        for pattern, haystack in ((self._lower, lowered), (self._exact, text)):
+            if pattern is None:
+                continue
+            # from the place after each hint's start, not its end: hints overlap ("…fc-us1")
+            match = pattern.search(haystack)
+            while match is not None:
+                found |= self._families[match.group()]
+                match = pattern.search(haystack, match.start() + 1)
+        return sorted(found)
+
+
+_HINTS = _HintIndex(FAMILIES)
 _BASIC = re.compile(r"\b[Bb]asic\s++([A-Za-z0-9+/]{8,}+={0,2})")
 
 # ------------------------------------------------------------------ key-like names and their values
@@ -254,6 +301,8 @@ def _words(name: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(name)]
 
 
+# a recording names the same fields (role, content, type, …) in every request
+@functools.lru_cache(maxsize=4096)
 def _label_class(name: str) -> str | None:
     """How strongly a field or label name says that its value is a credential:
     "password", "strong" (api_key, *_secret, *_token, access_token, credentials, auth), "weak"
@@ -347,6 +396,94 @@ def _value_kind(cls: str, value: str) -> str | None:
     return None
 
 
+def _basic_kinds(text: str, lowered: str) -> list[str]:
+    if "basic" in lowered:
+        for match in _BASIC.finditer(text):
+            if _decodes_to_user_and_password(match.group(1)):
+                return ["a basic-auth credential (Basic …)"]
+    return []
+
+
+def _labelled_kinds(text: str) -> list[str]:
+    """Values after key-like names in NAME=value, NAME: value, "name": "value" and ?name=value
+    forms. A key-like name's value is read once: the search goes on after it, so the work stays
+    linear whatever the text repeats."""
+    found = []
+    position = 0
+    while True:
+        match = _LABEL.search(text, position)
+        if match is None:
+            return found
+        position = match.end()
+        name = match.group(1)
+        if not _LABEL_HINT.search(name):
+            continue
+        start = match.start()
+        if name.startswith("u0026") and text.endswith("\\", 0, start):  # & escaped in JSON text
+            name, start = name[5:], start + 5
+        query = (start > 0 and text[start - 1] in "?&") or text.endswith(("&amp;", "\\u0026"), 0, start)
+        cls = _query_class(name) if query else _label_class(name)
+        if cls is None:
+            continue
+        value_match = _VALUE.match(text, position)
+        if value_match is None:
+            continue
+        value = value_match.group(1)
+        position = value_match.end()
+        kind = _value_kind(cls, unquote_plus(value) if query else value)
+        if kind:
+            found.append(f"{kind} in the key-like field {name!r}")
+
+
+def _prose_kinds(text: str, lowered: str) -> list[str]:
+    if any(hint in lowered for hint in _PROSE_HINTS):
+        for match in _PROSE.finditer(text):
+            label, value = match.group(1).lower(), match.group(2).rstrip(".")
+            kind = _value_kind("password" if label == "password" else "strong", value)
+            if kind or re.fullmatch(r"[0-9a-fA-F]{32,}", value):
+                return [f"{kind or 'a hex key'} after '{label} is/for …:' in text"]
+    return []
+
+
+class _TextKinds(NamedTuple):
+    """What the built-in rules find in a text alone, whatever its place: the kinds, by rule."""
+
+    families: tuple[str, ...]
+    basic: tuple[str, ...]
+    labelled: tuple[str, ...]
+    prose: tuple[str, ...]
+
+
+_NOTHING = _TextKinds((), (), (), ())
+
+
+def _read(text: str, clean: set[str]) -> _TextKinds:
+    """What the built-in rules find in ``text``; nothing if it is in ``clean``, the texts of this
+    scan they found nothing in (an equal str: a str subclass could claim to equal one of them)."""
+    exact = type(text) is str
+    if exact and text in clean:
+        return _NOTHING
+    lowered = text.lower()
+    families = (FAMILIES[index] for index in _HINTS.candidates(text, lowered))
+    read = _TextKinds(
+        tuple(family.kind for family in families if family.found_in(text, lowered)),
+        tuple(_basic_kinds(text, lowered)),
+        tuple(_labelled_kinds(text)) if _LABEL_HINT.search(text) else (),
+        tuple(_prose_kinds(text, lowered)),
+    )
+    if exact and not any(read):
+        # only a clean text is passed over: one holding a credential is read, and reported, at every place
+        clean.add(text)
+    return read
+
+
+def _named_kinds(text: str, field_name: str) -> list[str]:
+    """The text as the value of a key-like field: decided by the field's name, so at every place."""
+    cls = _label_class(field_name) if field_name else None
+    kind = _value_kind(cls, text.strip()) if cls else None
+    return [f"{kind} in the key-like field {field_name!r}"] if kind else []
+
+
 @dataclass(frozen=True)
 class Finding:
     where: str  # dotted path in the data, e.g. interactions[1].request.body.json.input[0].content
@@ -388,76 +525,35 @@ class Detector:
 
     # ------------------------------------------------------------------ finding
     def find_in_text(self, text: str, where: str, field_name: str = "") -> list[Finding]:
-        lowered = text.lower()
-        found = [Finding(where, family.kind) for family in FAMILIES if family.found_in(text, lowered)]
-        for kind, pattern in self.extra_patterns.items():
-            if pattern.search(text):
-                found.append(Finding(where, kind))
-        if "basic" in lowered:
-            for match in _BASIC.finditer(text):
-                if _decodes_to_user_and_password(match.group(1)):
-                    found.append(Finding(where, "a basic-auth credential (Basic …)"))
-                    break
-        if field_name:
-            cls = _label_class(field_name)
-            kind = _value_kind(cls, text.strip()) if cls else None
-            if kind:
-                found.append(Finding(where, f"{kind} in the key-like field {field_name!r}"))
-        if _LABEL_HINT.search(text):
-            found += self._labelled_values(text, where)
-        if any(hint in lowered for hint in _PROSE_HINTS):
-            for match in _PROSE.finditer(text):
-                label, value = match.group(1).lower(), match.group(2).rstrip(".")
-                kind = _value_kind("password" if label == "password" else "strong", value)
-                if kind or re.fullmatch(r"[0-9a-fA-F]{32,}", value):
-                    found.append(Finding(where, f"{kind or 'a hex key'} after '{label} is/for …:' in text"))
-                    break
-        return list(dict.fromkeys(found))
+        return self._find_in_text(text, where, field_name, set())
 
-    def _labelled_values(self, text: str, where: str) -> list[Finding]:
-        """Values after key-like names in NAME=value, NAME: value, "name": "value" and ?name=value
-        forms. A key-like name's value is read once: the search goes on after it, so the work stays
-        linear whatever the text repeats."""
-        found = []
-        position = 0
-        while True:
-            match = _LABEL.search(text, position)
-            if match is None:
-                return found
-            position = match.end()
-            name = match.group(1)
-            if not _LABEL_HINT.search(name):
-                continue
-            start = match.start()
-            if name.startswith("u0026") and text.endswith("\\", 0, start):  # & escaped in JSON text
-                name, start = name[5:], start + 5
-            query = (start > 0 and text[start - 1] in "?&") or text.endswith(("&amp;", "\\u0026"), 0, start)
-            cls = _query_class(name) if query else _label_class(name)
-            if cls is None:
-                continue
-            value_match = _VALUE.match(text, position)
-            if value_match is None:
-                continue
-            value = value_match.group(1)
-            position = value_match.end()
-            kind = _value_kind(cls, unquote_plus(value) if query else value)
-            if kind:
-                found.append(Finding(where, f"{kind} in the key-like field {name!r}"))
+    def _find_in_text(self, text: str, where: str, field_name: str, clean: set[str]) -> list[Finding]:
+        read = _read(text, clean)
+        # the project's patterns and the field's name are tested at every place: not remembered
+        project = [kind for kind, pattern in self.extra_patterns.items() if pattern.search(text)]
+        # in the order findings have always been reported in
+        kinds = [*read.families, *project, *read.basic, *_named_kinds(text, field_name), *read.labelled, *read.prose]
+        return [Finding(where, kind) for kind in dict.fromkeys(kinds)]
 
     def find(self, node: Any, where: str = "", field_name: str = "") -> list[Finding]:
-        """Every place in ``node`` (nested dicts, lists, strings) that still looks like a credential."""
+        """Every place in ``node`` (nested dicts, lists, strings) that still looks like a credential.
+        A text met again in ``node`` is not read again by the built-in rules if they found nothing
+        in it the first time."""
         found: list[Finding] = []
+        self._find(node, where, field_name, set(), found)
+        return found
+
+    def _find(self, node: Any, where: str, field_name: str, clean: set[str], found: list[Finding]) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                found += self.find(value, f"{where}.{key}" if where else str(key), str(key))
+                self._find(value, f"{where}.{key}" if where else str(key), str(key), clean, found)
         elif isinstance(node, (list, tuple)):
             for index, value in enumerate(node):
-                found += self.find(value, f"{where}[{index}]", field_name)
+                self._find(value, f"{where}[{index}]", field_name, clean, found)
         elif isinstance(node, str):
-            found += self.find_in_text(node, where or "(text)", field_name)
+            found += self._find_in_text(node, where or "(text)", field_name, clean)
         elif isinstance(node, bytes):
-            found += self.find_in_text(node.decode("utf-8", "replace"), where or "(bytes)", field_name)
-        return found
+            found += self._find_in_text(node.decode("utf-8", "replace"), where or "(bytes)", field_name, clean)
 
 
 def _decodes_to_user_and_password(candidate: str) -> bool:
