@@ -52,7 +52,7 @@ PUBLIC = {
                           "VectorDbError"],
     "rag_core.vectordb.chroma": ["ChromaDb", "SearchType"],
     "rag_core.vectordb.lancedb": ["LanceDb", "SearchType"],
-    "rag_core.vectordb.pgvector": ["PgVector", "SearchType"],
+    "rag_core.vectordb.pgvector": ["HNSW", "PgVector", "SearchType"],
     "rag_core.vectordb.search": ["SearchType"],
 }
 

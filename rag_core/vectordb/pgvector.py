@@ -2,10 +2,10 @@
 
 Table layout: ``id`` (content hash) primary key, ``name``, ``content``, ``meta_data``
 jsonb (GIN index, filters by containment), ``embedding vector(n)`` (HNSW cosine index,
-or none for exact search), and ``tsv``, a generated tsvector: PostgreSQL's tokens and
-stems of the content, from which keyword search computes BM25 (see pg_bm25.py). Hybrid
-search is one SQL statement: reciprocal rank fusion of the two ranked lists, with the
-same formula and tie-break as the other stores.
+``vector_index=HNSW(...)``, or none for exact search, ``vector_index=None``), and ``tsv``, a
+generated tsvector: PostgreSQL's tokens and stems of the content, from which keyword search
+computes BM25 (see pg_bm25.py). Hybrid search is one SQL statement: reciprocal rank fusion of
+the two ranked lists, with the same formula and tie-break as the other stores.
 
 Every write is one transaction (a failed batch leaves the table as it was); every value
 is a bound parameter; table and schema names are validated and quoted.
@@ -23,6 +23,7 @@ from rag_core._optional import require
 from rag_core.document import Document, embedding_of
 from rag_core.vectordb.base import Ranking, VectorDb, VectorDbError
 from rag_core.vectordb.bm25_index import BM25_B, BM25_K1
+from rag_core.vectordb.pgvector_index import HNSW
 from rag_core.vectordb.pg_bm25 import NAME_SUFFIXES as _BM25_SUFFIXES, Bm25Tables
 from rag_core.vectordb.search_type import SearchType
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
     from rag_core.embedder.base import Embedder
     from rag_core.reranker.base import Reranker
 
-# SearchType too: Agno programs import it from here (from agno.vectordb.pgvector import PgVector, SearchType)
-__all__ = ["PgVector", "SearchType"]
+# SearchType and HNSW too: Agno programs import them from here
+# (from agno.vectordb.pgvector import PgVector, SearchType, HNSW)
+__all__ = ["HNSW", "PgVector", "SearchType"]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 # PostgreSQL keeps the first 63 bytes of a name; the names of indexes and BM25 tables are the
@@ -86,7 +88,7 @@ class PgVector(VectorDb):
         reranker: Reranker | None = None,
         candidate_depth: int | None = None,
         dimensions: int | None = None,
-        vector_index: Literal["hnsw"] | None = "hnsw",
+        vector_index: HNSW | Literal["hnsw"] | None = "hnsw",
         ef_search: int = 100,
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
@@ -101,12 +103,17 @@ class PgVector(VectorDb):
         self.table_name = _identifier("table name", table_name, _INDEX_SUFFIXES)
         self.schema = _identifier("schema name", schema)
         self.text_search_config = _identifier("text search configuration", text_search_config)
-        if vector_index not in ("hnsw", None):
-            raise VectorDbError(f"vector_index must be 'hnsw' or None (exact search), got {vector_index!r}")
+        if not (vector_index is None or vector_index == "hnsw" or isinstance(vector_index, HNSW)):
+            raise VectorDbError(f"vector_index must be HNSW(...) (or 'hnsw') or None (exact search), got "
+                                f"{vector_index!r}: rag-core's PgVector builds no IVFFlat index")
+        if isinstance(vector_index, HNSW):  # its settings, not the keyword arguments' defaults
+            ef_search, hnsw_m = vector_index.ef_search, vector_index.m
+            hnsw_ef_construction = vector_index.ef_construction
         self.db_url = db_url.replace("postgresql+psycopg://", "postgresql://", 1)
         self.dimensions = dimensions or (embedder.dimensions if embedder is not None else None)
-        self.vector_index = vector_index
-        self.ef_search = ef_search
+        self.vector_index = None if vector_index is None else HNSW(
+            m=hnsw_m, ef_search=ef_search, ef_construction=hnsw_ef_construction)
+        self.ef_search = ef_search  # read at every search: changing it needs no rebuild
         self.hnsw_m = hnsw_m
         self.hnsw_ef_construction = hnsw_ef_construction
         self._conn: Any = None
@@ -242,7 +249,7 @@ class PgVector(VectorDb):
             f"{name}_meta_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (meta_data jsonb_path_ops)", ()),
             f"{name}_name_idx": ("CREATE INDEX IF NOT EXISTS {} ON {} (name)", ()),
         }
-        if self.vector_index == "hnsw" and self.dimensions:
+        if self.vector_index is not None and self.dimensions:
             statements[f"{name}_embedding_idx"] = (
                 "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) "
                 "WITH (m = {}, ef_construction = {})", (sql.Literal(self.hnsw_m), sql.Literal(self.hnsw_ef_construction)))
@@ -259,6 +266,29 @@ class PgVector(VectorDb):
             (self.schema, self.table_name)).fetchall()}
         self._indexes_ready = present  # indexes are only ever added, so what exists is kept
         return {index: statement for index, statement in wanted.items() if index not in present}
+
+    def optimize(self, force_recreate: bool = False) -> None:
+        """Build the indexes the table lacks, the vector index among them: how a table loaded for
+        exact search (``vector_index=None``) gets the store's ``HNSW`` once it has grown past the
+        crossover. ``force_recreate`` drops the table's vector index first, so it is rebuilt with
+        this store's ``m`` and ``ef_construction`` (or, with ``vector_index=None``, not rebuilt:
+        back to exact search). Agno's name for it."""
+        if not self._exists():
+            return
+        self._ensure_table(None)
+        sql = self._sql()
+        conn = self._connection()
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+            if force_recreate:
+                index = f"{self.table_name}_embedding_idx"
+                conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(self.schema, index)))
+                self._indexes_ready.discard(index)
+            missing = self._missing_indexes(conn)
+            conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # an HNSW build in memory
+            for statement in missing.values():
+                conn.execute(statement)
+        self._indexes_ready |= set(missing)
 
     def _exists(self) -> bool:
         return self._table_ready or self._column_dimensions() is not None
