@@ -1,17 +1,25 @@
-"""How the stores scale: in-memory against PgVector at 10k, 100k and 1M documents (run by hand).
+"""How the stores scale, and where one machine stops (run by hand).
 
-    python -m evals.benchmarks.bench_scale [--sizes 10000,100000] [--stores memory,pgvector]
-                                           [--queries 50] [--timeout 900]
+    python -m evals.benchmarks.bench_scale [--sizes 10000,100000] [--stores memory,chroma,lancedb,pgvector]
+                                           [--vectors random|clustered] [--pg-index exact,hnsw]
+                                           [--ef-search 40,100] [--queries 50] [--timeout 900]
     python -m evals.benchmarks.bench_scale --replay [--sizes 100000,300000] [--code DIR,DIR] [--runs 3] [--data DIR]
     python -m evals.benchmarks.bench_scale --record [--sizes 100000] [--code DIR,DIR] [--runs 3] [--data DIR]
 
-Documents are random unit 384-d vectors with short synthetic texts drawn from a fixed
-vocabulary (Zipf-like word frequencies), so keyword search has real postings lists to walk.
+Documents are unit 384-d vectors (``--vectors``: uniform on the sphere, or clustered around
+fixed centres as text embeddings are, see ``Vectors``) with short synthetic texts drawn from a
+fixed vocabulary (Zipf-like word frequencies), so keyword search has real postings lists to walk.
 Each (store, size) runs in a fresh process, bounded by ``--timeout`` seconds, and reports:
 ingest seconds per 1,000 documents (insert plus the lazy index build of the first search),
-query p50 for vector, keyword and hybrid search (top-10), and the process's peak RSS.
-Vectors arrive with the documents: no embedding model runs, only the query vectors are
-looked up (a fixed random vector per query).
+query p50 for vector, keyword and hybrid search (top-10), vector search's recall@10 against
+the exact cosine top 10 (computed with numpy a batch at a time during the load), the process's
+peak RSS and its growth per document, and the store's size on disk. Vectors arrive with the
+documents: no embedding model runs, only the query vectors are looked up.
+
+PgVector is loaded without a vector index and measured with exact search, then its HNSW index
+is built over the loaded table (``PgVector(..., vector_index=HNSW()).optimize()``, timed) and
+measured at each ``--ef-search``: the crossover and what HNSW costs in recall, on the same
+table and queries. Its rows add the server's memory (PSS of all its processes) and disk.
 
 ``--replay`` measures what a retrieval suite costs as ``pytest evals/`` replays it: a synthetic
 BEIR corpus of each size drawn from SciFact's vocabulary, with a seeded embedding cache
@@ -49,25 +57,86 @@ def words(generator: Any, count: int) -> list[str]:
 
 
 class QueryVectors:
-    """An embedder for the queries only: a fixed random unit vector per query text."""
+    """An embedder for the queries only: each query text's prepared vector."""
 
-    def __init__(self) -> None:
-        import numpy as np
-
-        self._np = np
+    def __init__(self, vectors: dict[str, Any]) -> None:
+        self.vectors = vectors
         self.dimensions = DIMENSIONS
-        self.cache_key = "bench-scale-random"
+        self.cache_key = "bench-scale-queries"
 
     def embed(self, texts: list[str], input_type: str = "document", progress: bool = False) -> list[list[float]]:
-        out = []
-        for text in texts:
-            generator = self._np.random.default_rng(abs(hash(text)) % (2**32))
-            vector = generator.standard_normal(DIMENSIONS)
-            out.append((vector / self._np.linalg.norm(vector)).tolist())
-        return out
+        return [self.vectors[text].tolist() for text in texts]
 
     def get_embedding(self, text: str, input_type: str = "query") -> list[float]:
         return self.embed([text])[0]
+
+
+class Vectors:
+    """The benchmark's unit vectors: ``random`` (uniform on the sphere: every neighbour nearly as
+    far as any other, the hardest case for an approximate index) or ``clustered``, shaped as text
+    embeddings are: they vary along a few dozen directions, not all 384, and gather by topic.
+
+    Clustered: a point of a LATENT-dimensional Gaussian mixture (CLUSTERS topics, each a spread of
+    SPREAD around its centre) carried into 384 dimensions by a fixed random projection, plus a
+    little isotropic noise (NOISE of the signal's norm), then normalised. Centres and projection
+    are seeded apart from the documents, so every size draws from the same topics."""
+
+    LATENT = 32
+    CLUSTERS = 1000
+    SPREAD = 0.5
+    NOISE = 0.1
+
+    def __init__(self, kind: str, generator: Any) -> None:
+        import numpy as np
+
+        self.kind, self.generator = kind, generator
+        if kind == "clustered":
+            fixed = np.random.default_rng(0)
+            self.centres = fixed.standard_normal((self.CLUSTERS, self.LATENT)).astype(np.float32)
+            self.projection = fixed.standard_normal((self.LATENT, DIMENSIONS)).astype(np.float32)
+        elif kind != "random":
+            raise SystemExit(f"--vectors is random or clustered, not {kind!r}")
+
+    def draw(self, count: int) -> Any:
+        import numpy as np
+
+        if self.kind == "random":
+            vectors = self.generator.standard_normal((count, DIMENSIONS)).astype(np.float32)
+        else:
+            latent = (self.centres[self.generator.integers(0, self.CLUSTERS, count)]
+                      + np.float32(self.SPREAD) * self.generator.standard_normal((count, self.LATENT), dtype=np.float32))
+            signal = latent @ self.projection
+            noise = self.generator.standard_normal((count, DIMENSIONS), dtype=np.float32)
+            scale = np.float32(self.NOISE) * np.linalg.norm(signal, axis=1, keepdims=True) / np.float32(DIMENSIONS**0.5)
+            vectors = signal + scale * noise
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+class ExactTopTen:
+    """The true top 10 of every query by cosine, kept up to date a batch of documents at a time
+    (no matrix of the whole corpus held: the client's RSS stays the store's)."""
+
+    def __init__(self, queries: Any) -> None:
+        import numpy as np
+
+        self.queries = queries
+        self.scores = np.full((len(queries), 10), -np.inf, dtype=np.float32)
+        self.ids = np.full((len(queries), 10), -1, dtype=np.int64)
+
+    def add(self, first_id: int, vectors: Any) -> None:
+        import numpy as np
+
+        scores = np.concatenate([self.scores, self.queries @ vectors.T], axis=1)
+        ids = np.concatenate([self.ids, np.broadcast_to(np.arange(first_id, first_id + len(vectors)),
+                                                         (len(self.queries), len(vectors)))], axis=1)
+        best = np.argsort(-scores, axis=1, kind="stable")[:, :10]
+        self.scores = np.take_along_axis(scores, best, axis=1)
+        self.ids = np.take_along_axis(ids, best, axis=1)
+
+    def recall(self, found: list[list[str]]) -> float:
+        """Recall@10: the share of the true top 10 each query's results hold, over all queries."""
+        hits = sum(len({f"d{i}" for i in truth} & set(got)) for truth, got in zip(self.ids, found))
+        return hits / (10 * len(found))
 
 
 def peak_rss_mb() -> float:
@@ -76,43 +145,126 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(store_kind: str, size: int, queries: int, pg_url: str | None) -> dict[str, Any]:
+def postgres_pss_mb(conn: Any) -> float:
+    """The proportional set size of the server (postmaster and every process it started): shared
+    buffers counted once, not once per backend as RSS would."""
+    backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    total_kb = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid = int(stat.parent.name)
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            if pid == postmaster or parent == postmaster:
+                for line in (stat.parent / "smaps_rollup").read_text().splitlines():
+                    if line.startswith("Pss:"):
+                        total_kb += int(line.split()[1])
+        except (OSError, ValueError):
+            continue  # a process that ended meanwhile
+    return total_kb / 1024
+
+
+def folder_mb(folder: Path) -> float:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
+
+
+def timed_searches(store: Any, search_type: str, texts: list[str]) -> tuple[float, list[list[str]]]:
+    """Query p50 (ms) of ``search_type`` over ``texts``, and each query's result ids."""
+    store.search_type = type(store.search_type)(search_type)
+    samples, found = [], []
+    for text in texts:
+        began = time.perf_counter()
+        found.append([d.id for d in store.search(text, 10)])
+        samples.append((time.perf_counter() - began) * 1000)
+    return statistics.median(samples), found
+
+
+def measure(store_kind: str, size: int, queries: int, pg_url: str | None, vector_kind: str = "random",
+            pg_index: tuple[str, ...] = ("exact", "hnsw"), ef_search: tuple[int, ...] = (40, 100)) -> list[dict[str, Any]]:
+    """One store at one size: its rows (PgVector: one for exact search, one per HNSW ``ef_search``)."""
     import numpy as np
 
     from rag_core import Document
-    from rag_core.vectordb import InMemoryVectorDb, PgVector
+    from rag_core.vectordb import ChromaDb, InMemoryVectorDb, LanceDb, PgVector
+    from rag_core.vectordb.pgvector import HNSW
 
+    base_mb = rss_mb()
     generator = np.random.default_rng(size)
-    query_texts = [" ".join(words(generator, 4)) for _ in range(queries)]
-    embedder = QueryVectors()
+    vectors = Vectors(vector_kind, generator)
+    query_texts = list(dict.fromkeys(" ".join(words(generator, 4)) for _ in range(queries * 2)))[:queries]
+    query_vectors = vectors.draw(len(query_texts))
+    truth = ExactTopTen(query_vectors)
+    embedder = QueryVectors(dict(zip(query_texts, query_vectors)))
+    folder = Path(tempfile.mkdtemp(prefix="rag-core-scale-store-"))
+    table = f"scale_{size}_{os.getpid()}"
     build = {
-        "memory": lambda st: InMemoryVectorDb(embedder=embedder, search_type=st),
-        "pgvector": lambda st: PgVector(f"scale_{size}", db_url=pg_url, embedder=embedder, search_type=st),
+        "memory": lambda: InMemoryVectorDb(embedder=embedder, search_type="hybrid"),
+        "chroma": lambda: ChromaDb(f"scale-{size}", path=str(folder), persistent_client=True, embedder=embedder,
+                                   search_type="hybrid"),
+        "lancedb": lambda: LanceDb(uri=str(folder), table_name=f"scale_{size}", embedder=embedder, search_type="hybrid"),
+        # loaded without a vector index: exact search is measured first, then HNSW built over it
+        "pgvector": lambda: PgVector(table, db_url=pg_url, embedder=embedder, search_type="hybrid", vector_index=None),
     }[store_kind]
-    store = build("hybrid")
+    store = build()
     started = time.perf_counter()
     batch = 10_000
     for start in range(0, size, batch):
         count = min(batch, size - start)
-        vectors = generator.standard_normal((count, DIMENSIONS)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        store.insert([Document(content=" ".join(words(generator, 24)), id=f"d{start + n}",
-                               embedding=vectors[n].tolist()) for n in range(count)])
+        rows = vectors.draw(count)
+        truth.add(start, rows)
+        store.insert([Document(content=" ".join(words(generator, 24)), id=f"d{start + n}", embedding=rows[n])
+                      for n in range(count)])
     store.search(query_texts[0], 10)  # lazy indexes (BM25) count as ingest
     ingest = time.perf_counter() - started
-    result: dict[str, Any] = {"store": store_kind, "size": size, "ingest_s_per_1k": ingest / size * 1000}
-    for search_type in ("vector", "keyword", "hybrid"):
-        store.search_type = type(store.search_type)(search_type)
-        samples = []
-        for text in query_texts:
-            began = time.perf_counter()
-            store.search(text, 10)
-            samples.append((time.perf_counter() - began) * 1000)
-        result[f"{search_type}_p50_ms"] = statistics.median(samples)
-    result["peak_rss_mb"] = peak_rss_mb()
+    del rows
+    label = {"memory": "InMemoryVectorDb", "chroma": "ChromaDb (embedded)", "lancedb": "LanceDb (exact)",
+             "pgvector": "PgVector (exact)"}[store_kind]
+    common = {"size": size, "vectors": vector_kind, "ingest_s_per_1k": ingest / size * 1000}
+    results: list[dict[str, Any]] = []
+    if store_kind != "pgvector" or "exact" in pg_index:
+        row: dict[str, Any] = {"store": label, **common}
+        row["vector_p50_ms"], found = timed_searches(store, "vector", query_texts)
+        row["recall_at_10"] = truth.recall(found)
+        row["keyword_p50_ms"], _ = timed_searches(store, "keyword", query_texts)
+        row["hybrid_p50_ms"], _ = timed_searches(store, "hybrid", query_texts)
+        results.append(row)
+    if store_kind == "pgvector" and "hnsw" in pg_index:
+        indexed = PgVector(table, db_url=pg_url, embedder=embedder, search_type="hybrid", vector_index=HNSW())
+        began = time.perf_counter()
+        indexed.optimize()
+        build_s = time.perf_counter() - began
+        for ef in ef_search:
+            indexed.ef_search = ef
+            row = {"store": f"PgVector (HNSW m={indexed.hnsw_m} ef_construction={indexed.hnsw_ef_construction}, "
+                            f"ef_search={ef})", **common, "index_build_s": build_s}
+            row["vector_p50_ms"], found = timed_searches(indexed, "vector", query_texts)
+            row["recall_at_10"] = truth.recall(found)
+            row["hybrid_p50_ms"], _ = timed_searches(indexed, "hybrid", query_texts)
+            results.append(row)
+    peak = peak_rss_mb()
+    for row in results:
+        row["peak_rss_mb"] = peak
+        row["kb_per_doc"] = (peak - base_mb) * 1024 / size
     if store_kind == "pgvector":
+        conn = store._connection()
+        server = postgres_pss_mb(conn)
+        disk = conn.execute("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
+                            "ON c.relnamespace = n.oid WHERE n.nspname = %s AND c.relkind = 'r' AND c.relname LIKE %s",
+                            (store.schema, f"{table}%")).fetchone()[0]
+        index = conn.execute("SELECT pg_relation_size(%s::regclass)", (f"{store.schema}.{table}_embedding_idx",)
+                             ).fetchone()[0] if "hnsw" in pg_index else None
+        for row in results:
+            row["server_pss_mb"], row["disk_mb"] = server, float(disk) / 2**20
+            if index is not None and "HNSW" in row["store"]:
+                row["index_mb"] = float(index) / 2**20
         store.drop()
-    return result
+    else:
+        for row in results:
+            row["disk_mb"] = folder_mb(folder) if store_kind != "memory" else None
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+    return results
 
 
 def rss_mb() -> float:
@@ -136,7 +288,11 @@ def replay_suite(folder: Path) -> dict[str, Any]:
     base = rss_mb()
     suite = load_suite(folder / "suite.yaml")
     started = time.perf_counter()
-    dataset = load_dataset(suite, folder)
+    # read as the retrieval plugin reads it: without its texts, where the code measured has
+    # Dataset.texts() to read them again from the corpus file (older code held them)
+    from rag_core.evals.retrieval.datasets import Dataset
+
+    dataset = load_dataset(suite, folder, texts=not hasattr(Dataset, "texts"))
     embedder = build_embedder(suite.embedder, folder, "replay")
     out: dict[str, Any] = {"documents": len(dataset.corpus), "base_mb": base, "read_s": time.perf_counter() - started,
                            "texts_mb": sum(_sys.getsizeof(t) for t in dataset.corpus.values()) / 2**20,
@@ -267,7 +423,10 @@ def suite_runs(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--stores", default="memory,pgvector")
+    parser.add_argument("--stores", default="memory,pgvector", help="comma-separated: memory, chroma, lancedb, pgvector")
+    parser.add_argument("--vectors", default="random", help="random (uniform unit vectors) or clustered (see Vectors)")
+    parser.add_argument("--pg-index", default="exact,hnsw", help="PgVector: exact, hnsw or both (HNSW built after the load)")
+    parser.add_argument("--ef-search", default="40,100", help="PgVector HNSW: the ef_search values measured")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds for one (store, size) run")
     parser.add_argument("--replay", action="store_true", help="replay a synthetic retrieval suite of each size")
@@ -285,7 +444,8 @@ def main() -> None:
             print(json.dumps((replay_suite if kind == "replay" else record_suite)(Path(rest))))
             return
         size, pg_url = rest.split(":", 1)
-        print(json.dumps(measure(kind, int(size), args.queries, pg_url or None)))
+        print(json.dumps(measure(kind, int(size), args.queries, pg_url or None, args.vectors,
+                                 tuple(args.pg_index.split(",")), tuple(int(e) for e in args.ef_search.split(",")))))
         return
     if args.replay or args.record:
         suite_runs(args)
@@ -301,23 +461,38 @@ def main() -> None:
         for size in (int(s) for s in args.sizes.split(",")):
             for kind in args.stores.split(","):
                 command = [sys.executable, "-m", "evals.benchmarks.bench_scale", "--queries", str(args.queries),
+                           "--vectors", args.vectors, "--pg-index", args.pg_index, "--ef-search", args.ef_search,
                            "--one", f"{kind}:{size}:{pg_url}"]
                 try:
                     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=args.timeout)
                 except subprocess.TimeoutExpired:
-                    rows.append(f"| {kind} | {size:,} | over {args.timeout:.0f} s | | | | |")
+                    rows.append(f"| {kind} | {size:,} | over {args.timeout:.0f} s |")
                     continue
                 if done.returncode != 0:
-                    rows.append(f"| {kind} | {size:,} | failed: {done.stderr.strip().splitlines()[-1][:80]} | | | | |")
+                    rows.append(f"| {kind} | {size:,} | failed: {done.stderr.strip().splitlines()[-1][:80]} |")
                     continue
-                r = json.loads(done.stdout.strip().splitlines()[-1])
-                rows.append(f"| {kind} | {size:,} | {r['ingest_s_per_1k']:.2f} | {r['vector_p50_ms']:.2f} | "
-                            f"{r['keyword_p50_ms']:.2f} | {r['hybrid_p50_ms']:.2f} | {r['peak_rss_mb']:.0f} |")
-                print(rows[-1], flush=True)
-    print(f"\n{args.queries} queries of 4 words, top-10, random 384-d vectors, synthetic 24-word texts\n")
-    print("| store | documents | ingest (s per 1k docs) | vector p50 (ms) | keyword p50 (ms) | hybrid p50 (ms) | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|---|")
+                for r in json.loads(done.stdout.strip().splitlines()[-1]):
+                    print(json.dumps(r), flush=True)
+                    rows.append(table_row(r))
+                    print(rows[-1], flush=True)
+    print(f"\n{args.queries} queries of 4 words, top-10, {args.vectors} 384-d unit vectors, synthetic 24-word texts; "
+          "recall@10 against exact cosine top-10 (numpy); RSS is the client process's (the embedded stores' "
+          "own), KB per document its growth over the process before the load; PgVector's server is its "
+          "processes' PSS; disk is the store's folder or the table with its indexes and BM25 tables\n")
+    print("| store | documents | ingest (s per 1k docs) | HNSW build (s) / size (MB) | vector p50 (ms) | recall@10 | keyword p50 (ms) "
+          "| hybrid p50 (ms) | client peak RSS (MB) | KB per document | server PSS (MB) | disk (MB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+
+
+def table_row(r: dict[str, Any]) -> str:
+    def cell(key: str, form: str) -> str:
+        return format(r[key], form) if r.get(key) is not None else ""
+
+    return (f"| {r['store']} | {r['size']:,} | {r['ingest_s_per_1k']:.2f} | {cell('index_build_s', '.1f')}{' / ' + cell('index_mb', ',.0f') if r.get('index_mb') else ''} | "
+            f"{r['vector_p50_ms']:.2f} | {r['recall_at_10']:.3f} | {cell('keyword_p50_ms', '.2f')} | "
+            f"{r['hybrid_p50_ms']:.2f} | {r['peak_rss_mb']:,.0f} | {r['kb_per_doc']:.2f} | {cell('server_pss_mb', ',.0f')} | "
+            f"{cell('disk_mb', ',.0f')} |")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ task types), so every call says which one it is.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Literal, Sequence
+from typing import Iterable, Literal, Sequence
 
 InputType = Literal["document", "query"]
 
@@ -21,15 +21,19 @@ class Embedder(ABC):
     def _embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
         """Embed one batch (at most ``batch_size`` texts)."""
 
-    def embed(self, texts: Sequence[str], input_type: InputType = "document", progress: bool = False) -> list[list[float]]:
-        texts = list(texts)
-        batches = range(0, len(texts), self.batch_size)
-        if progress and len(batches) > 1:
+    def batch_starts(self, count: int, progress: bool = False) -> Iterable[int]:
+        """Where each batch of ``count`` texts starts, behind a progress bar counting batches when asked."""
+        batches: Iterable[int] = range(0, count, self.batch_size)
+        if progress and count > self.batch_size:
             from rag_core.progress import progress_bar
 
             batches = progress_bar(batches, desc=f"embedding with {self.id}", unit="batch")
+        return batches
+
+    def embed(self, texts: Sequence[str], input_type: InputType = "document", progress: bool = False) -> list[list[float]]:
+        texts = list(texts)
         out: list[list[float]] = []
-        for start in batches:
+        for start in self.batch_starts(len(texts), progress):
             out.extend(self._embed_batch(texts[start : start + self.batch_size], input_type))
         if len(out) != len(texts):
             raise RuntimeError(f"{self.id}: asked for {len(texts)} embeddings, got {len(out)}")

@@ -162,8 +162,11 @@ class EmbeddingCache(Embedder):
             if not text_of:
                 return  # another thread recorded them meanwhile
             new = list(text_of)
-            vectors = np.asarray(self.embedder.embed(list(text_of.values()), input_type, progress=progress),
-                                 dtype=self.dtype)
+            # an embedder that makes a float32 matrix (LocalEmbedder.embed_array) hands it over as
+            # it is, rather than as lists of Python floats converted back here
+            as_array = getattr(self.embedder, "embed_array", None)
+            embedded = (as_array or self.embedder.embed)(list(text_of.values()), input_type, progress=progress)
+            vectors = np.asarray(embedded, dtype=self.dtype)
             expected = self._stored.dimensions
             if vectors.ndim != 2 or len(vectors) != len(new) or (expected is not None and vectors.shape[1] != expected):
                 raise RagCoreError(f"embedding cache {self.path}: {self.embedder.cache_key} returned vectors of shape "

@@ -3,13 +3,19 @@
 Matches the published MTEB setup: mean pooling, L2-normalised, max sequence length 256.
 torch and sentence-transformers load on first use, not at construction, so a cached run
 (EmbeddingCache in replay mode) never needs them.
+
+Texts are embedded in batches of similar length, as ``SentenceTransformer.encode`` makes them
+when handed all the texts at once: a batch is padded to its longest text, and batches cut in the
+caller's order (``Embedder.embed``'s slices) padded most texts of a corpus to a much longer one
+(SciFact, 64-text slices in file order: 1.3-1.5x the time of one ``encode`` call). The batches
+are cut here rather than in one ``encode`` call so the progress bar still counts them.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from rag_core._optional import require
 from rag_core.embedder.base import Embedder, InputType
@@ -37,8 +43,30 @@ class LocalEmbedder(Embedder):
             self._model.max_seq_length = self.max_seq_length
         return self._model
 
-    def _embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
-        vectors = self._load().encode(
+    def _encode(self, texts: list[str]) -> Any:
+        return self._load().encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
-        return vectors.astype("float32").tolist()
+
+    def embed_array(self, texts: Sequence[str], input_type: InputType = "document", progress: bool = False) -> Any:
+        """The texts' embeddings as one float32 matrix, a row per text, in their order."""
+        import numpy as np
+
+        texts = list(texts)
+        # longest first, ordered as SentenceTransformer.encode orders what it is given: the same
+        # batches, so the same padding and the same values as one encode call over all the texts
+        order = np.argsort([-len(text) for text in texts])
+        out = np.empty((0, self.dimensions or 0), dtype=np.float32)
+        for start in self.batch_starts(len(texts), progress):
+            picked = order[start : start + self.batch_size]
+            vectors = self._encode([texts[i] for i in picked.tolist()])
+            if start == 0:  # sized by the model's output (a model_path may have other dimensions)
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[picked] = vectors
+        return out
+
+    def embed(self, texts: Sequence[str], input_type: InputType = "document", progress: bool = False) -> list[list[float]]:
+        return self.embed_array(texts, input_type, progress).tolist()
+
+    def _embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
+        return self._encode(texts).astype("float32").tolist()

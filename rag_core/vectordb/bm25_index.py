@@ -13,7 +13,7 @@ import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from rag_core.vectordb.bm25_build import build_index
 from rag_core.vectordb.fusion import top_ranked
@@ -47,7 +47,7 @@ _BUILT_KEPT = 4
 _BUILT_LOCK = threading.Lock()
 
 
-def _fingerprint(ids: list[str], texts: list[str], settings: tuple[Any, ...]) -> bytes:
+def _fingerprint(ids: list[str], texts: Iterable[str], settings: tuple[Any, ...]) -> bytes:
     digest = hashlib.blake2b(repr(settings).encode(), digest_size=20)
     for doc_id, text in zip(ids, texts):
         for part in (doc_id, text):
@@ -59,11 +59,15 @@ def _fingerprint(ids: list[str], texts: list[str], settings: tuple[Any, ...]) ->
 
 class BM25Index:
     def __init__(self, k1: float = BM25_K1, b: float = BM25_B, stem: bool = True,
-                 load_texts: Callable[[], dict[str, str]] | None = None) -> None:
+                 load_texts: Callable[[], dict[str, str]] | None = None,
+                 held_texts: Mapping[str, str] | None = None) -> None:
+        """``held_texts``: the texts by id as the caller's store holds them, read when the index
+        is built; the index then keeps none of its own (``changed`` says when to rebuild)."""
         self.k1, self.b, self.stem = k1, b, stem
         # a loaded index knows its ids but not its texts; they are fetched only if it must be rebuilt
         self._load_texts = load_texts
-        self._texts: dict[str, str] = {}
+        self._held = held_texts is not None
+        self._texts: Mapping[str, str] = {} if held_texts is None else held_texts
         self._index: Any = None
         self._ids: list[str] = []
         self._stemmer: Any = None
@@ -77,15 +81,26 @@ class BM25Index:
 
     def add(self, items: Iterable[tuple[str, str]]) -> None:
         self._ensure_texts()
+        texts = self._own_texts()
         for doc_id, text in items:
-            self._texts[doc_id] = text
+            texts[doc_id] = text
         self._index = None
 
     def remove(self, ids: Iterable[str]) -> None:
         self._ensure_texts()
+        texts = self._own_texts()
         for doc_id in ids:
-            self._texts.pop(doc_id, None)
+            texts.pop(doc_id, None)
         self._index = None
+
+    def changed(self) -> None:
+        """The held texts changed: the index is rebuilt from them when next ranked."""
+        self._index = None
+
+    def _own_texts(self) -> dict[str, str]:
+        if self._held:
+            raise TypeError("this BM25Index reads the texts its store holds: tell it changed(), not add or remove")
+        return self._texts  # type: ignore[return-value]
 
     def _uses_stemmer(self) -> bool:
         if self.stem and self._stemmer is None:
@@ -100,21 +115,25 @@ class BM25Index:
             texts, stopwords="en", stemmer=self._stemmer or None, show_progress=False, return_ids=return_ids
         )
 
+    def _texts_in_order(self) -> Iterator[str]:
+        # one at a time: held texts are made as they are read (a store holding UTF-8 decodes each),
+        # and a list of all of them would be a second copy of the corpus
+        return (self._texts[i] for i in self._ids)
+
     def _build(self) -> None:
         self._ids = sorted(self._texts)
-        texts = [self._texts[i] for i in self._ids]
-        key = _fingerprint(self._ids, texts, (self.k1, self.b, self._uses_stemmer()))
+        key = _fingerprint(self._ids, self._texts_in_order(), (self.k1, self.b, self._uses_stemmer()))
         with _BUILT_LOCK:
             if key in _BUILT:
                 _BUILT.move_to_end(key)
                 self._index = _BUILT[key]
                 return
-            self._index = self._index_of(texts)
+            self._index = self._index_of(self._texts_in_order())
             _BUILT[key] = self._index
             while len(_BUILT) > _BUILT_KEPT:
                 _BUILT.popitem(last=False)
 
-    def _index_of(self, texts: list[str]) -> Any:
+    def _index_of(self, texts: Iterable[str]) -> Any:
         # bm25s's index, built a batch of documents at a time (bm25_build.py)
         index = build_index(texts, lambda batch: self._tokenize(batch, True), self.k1, self.b)
         # None: no documents, or none with a word to index (stop words only): nothing can match
@@ -144,7 +163,8 @@ class BM25Index:
         if set(manifest.get("ids", [])) != expected_ids or settings != (self.k1, self.b, self._uses_stemmer()):
             return False
         self._ids = list(manifest["ids"])
-        self._texts = {}
+        if not self._held:
+            self._texts = {}
         if not self._ids:
             self._index = None
             return True

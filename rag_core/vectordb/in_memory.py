@@ -6,15 +6,18 @@ float32 row (from an embedding cache) are copied into the matrix as they are.
 
 What it holds per document is what a search needs and no more: the vector as a row of the
 matrix, and the text, name and metadata as one tuple (a ``Document`` object with its
-attribute and metadata dicts took about three times the memory). A result is a new
-``Document`` built from them, as every store returns one (without its vector), so a caller
-changing a result never changes what is stored.
+attribute and metadata dicts took about three times the memory). The text is held as UTF-8:
+Python holds a string with one character beyond Latin-1 at two or four bytes a character (a
+SciFact abstract: 2.3 KB as a string, 1.5 KB as UTF-8). It is decoded when a result is made
+and, one text at a time, when the BM25 index is built from it. A result is a new ``Document``
+built from them, as every store returns one (without its vector), so a caller changing a
+result never changes what is stored.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, NamedTuple
 
 from rag_core.document import Document, embedding_of
 from rag_core.vectordb.base import Ranking, VectorDb, matches
@@ -28,9 +31,28 @@ if TYPE_CHECKING:
 
 
 class _Stored(NamedTuple):
-    content: str
+    content: bytes  # UTF-8 (lone surrogates kept: surrogatepass), decoded by text()
     name: str | None
     meta_data: dict[str, Any] | None  # None for no metadata: an empty dict per document adds up
+
+    def text(self) -> str:
+        return self.content.decode("utf-8", "surrogatepass")
+
+
+class _Texts(Mapping[str, str]):
+    """The stored texts by id, each decoded as it is read: what the BM25 index is built from."""
+
+    def __init__(self, docs: dict[str, _Stored]) -> None:
+        self._docs = docs
+
+    def __getitem__(self, doc_id: str) -> str:
+        return self._docs[doc_id].text()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._docs)
+
+    def __len__(self) -> int:
+        return len(self._docs)
 
 
 class InMemoryVectorDb(VectorDb):
@@ -40,7 +62,7 @@ class InMemoryVectorDb(VectorDb):
                  bm25_k1: float = BM25_K1, bm25_b: float = BM25_B) -> None:
         super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self._docs: dict[str, _Stored] = {}
-        self._bm25 = BM25Index(k1=bm25_k1, b=bm25_b)
+        self._bm25 = BM25Index(k1=bm25_k1, b=bm25_b, held_texts=_Texts(self._docs))
         self._vectors = VectorMatrix()
 
     def count(self) -> int:
@@ -71,15 +93,16 @@ class InMemoryVectorDb(VectorDb):
         self._vectors.remove(i for i, v in zip(ids, vectors) if v is None and i in self._docs)
         self._vectors.put((i, v) for i, v in zip(ids, vectors) if v is not None)
         for doc_id, doc in zip(ids, documents):
-            self._docs[doc_id] = _Stored(doc.content, doc.name, _own_meta(doc.meta_data) or None)
-        self._bm25.add((i, d.content) for i, d in zip(ids, documents))
+            self._docs[doc_id] = _Stored(doc.content.encode("utf-8", "surrogatepass"), doc.name,
+                                         _own_meta(doc.meta_data) or None)
+        self._bm25.changed()
 
     def _delete(self, ids: list[str] | None, name: str | None) -> int:
         wanted = set(ids or ())
         doomed = [i for i, d in self._docs.items() if i in wanted or (name is not None and d.name == name)]
         for doc_id in doomed:
             del self._docs[doc_id]
-        self._bm25.remove(doomed)
+        self._bm25.changed()
         self._vectors.remove(doomed)
         return len(doomed)
 
@@ -90,7 +113,7 @@ class InMemoryVectorDb(VectorDb):
         for doc_id in ids:
             stored = self._docs.get(doc_id)
             if stored is not None:
-                found[doc_id] = Document(content=stored.content, meta_data=_own_meta(stored.meta_data or {}),
+                found[doc_id] = Document(content=stored.text(), meta_data=_own_meta(stored.meta_data or {}),
                                          name=stored.name, id=doc_id)
         return found
 

@@ -39,6 +39,23 @@ class Dataset:
     queries: dict[str, str]  # query id -> text (only judged queries of the split)
     qrels: dict[str, dict[str, int]]  # query id -> doc id -> graded relevance
     corpus_file: Path | None = None  # the BEIR-style lines the corpus was read from (iter_corpus)
+    # read without texts: how many documents have none (blank), their texts left in corpus_file
+    # for texts() to read again; None when ``corpus`` holds the texts
+    blank_in_file: int | None = None
+
+    def texts(self) -> Iterator[tuple[str, str]]:
+        """(doc id, text) of every document in corpus order: from ``corpus``, or read again from
+        ``corpus_file`` when the dataset was read without its texts."""
+        if self.blank_in_file is None or self.corpus_file is None:
+            return iter(self.corpus.items())
+        return iter_corpus(self.corpus_file, unique_ids=False)
+
+    @property
+    def blank(self) -> int:
+        """Documents with no text (BEIR: empty title and text), which no store can index."""
+        if self.blank_in_file is None:
+            return sum(1 for text in self.corpus.values() if not text.strip())
+        return self.blank_in_file
 
 
 def _identifier(value: Any) -> str:
@@ -68,8 +85,12 @@ class CorpusLine(_Line):
 
     def content(self) -> str:
         """``title + " " + text``, the BEIR/MTEB convention."""
-        text = self.text or ""
-        return f"{self.title} {text}".strip() if self.title else text
+        return _content(self.title, self.text)
+
+
+def _content(title: str | None, text: str | None) -> str:
+    text = text or ""
+    return f"{title} {text}".strip() if title else text
 
 
 class QueryLine(_Line):
@@ -91,49 +112,75 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         raise DatasetError(f"{shown(path)}: cannot be read ({exc.strerror or exc})") from None
 
 
-def _jsonl(path: Path, line_type: type[LineType]) -> Iterator[tuple[int, LineType]]:
-    """Each non-blank line of a BEIR JSONL file, as ``line_type``."""
+def _json_rows(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(number, where, object) of each non-blank line of a BEIR JSONL file, an object with an ``_id``."""
     if not path.is_file():
         raise DatasetError(f"{shown(path)}: missing. {BEIR_HELP}")
+    name = shown(path)
     for number, line in _lines(path):
         if not line.strip():
             continue
-        where = f"{shown(path)}:{number}"
+        where = f"{name}:{number}"
         row = parse_json(line, where, DatasetError)
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object with '_id' and 'text', got {brief(row)}")
         if "_id" not in row:
             raise DatasetError(f"{where}: no '_id' field")
-        try:
-            yield number, line_type.model_validate(row)
-        except ValidationError as exc:
-            raise DatasetError(validation_problems(exc, row, lambda loc: where, whole="(line)")) from None
+        yield number, where, row
+
+
+def _validated(row: dict[str, Any], line_type: type[LineType], where: str) -> LineType:
+    try:
+        return line_type.model_validate(row)
+    except ValidationError as exc:
+        raise DatasetError(validation_problems(exc, row, lambda loc: where, whole="(line)")) from None
+
+
+def _jsonl(path: Path, line_type: type[LineType]) -> Iterator[tuple[int, LineType]]:
+    """Each non-blank line of a BEIR JSONL file, as ``line_type``."""
+    for number, where, row in _json_rows(path):
+        yield number, _validated(row, line_type, where)
+
+
+_PLAIN = (str, type(None))
 
 
 def iter_corpus(path: Path, unique_ids: bool = True) -> Iterator[tuple[str, str]]:
     """(doc id, text) of BEIR-style lines, one at a time; text is ``title + " " + text``. Without
     ``unique_ids`` (a file already read whole once), ids are not remembered to find duplicates."""
     seen: set[str] = set()
-    for number, document in _jsonl(path, CorpusLine):
+    for number, where, row in _json_rows(path):
+        doc_id, title, text = row["_id"], row.get("title"), row.get("text")
+        if not (type(doc_id) is str and doc_id and type(title) in _PLAIN and type(text) in _PLAIN):
+            # anything but the usual line (an integer id, a field of another type) as CorpusLine reads it;
+            # the usual one is read without building a model, which took a third of reading a corpus
+            document = _validated(row, CorpusLine, where)
+            doc_id, title, text = document.id, document.title, document.text
         if unique_ids:
-            if document.id in seen:
-                raise DatasetError(f"{shown(path)}:{number}: duplicate document id {document.id!r}")
-            seen.add(document.id)
-        yield document.id, document.content()
+            if doc_id in seen:
+                raise DatasetError(f"{shown(path)}:{number}: duplicate document id {doc_id!r}")
+            seen.add(doc_id)
+        yield doc_id, _content(title, text)
 
 
-def _load_corpus(path: Path, texts: bool = True) -> dict[str, str]:
-    """doc id -> text; without ``texts``, doc id -> "" (the ids checked, no text kept)."""
+def _load_corpus(path: Path, texts: bool = True) -> tuple[dict[str, str], int | None]:
+    """doc id -> text; without ``texts``, doc id -> "" (the ids checked, no text kept) and how
+    many documents have no text (None with texts: the corpus tells)."""
     if texts:
-        return dict(iter_corpus(path))
-    return dict.fromkeys((doc_id for doc_id, _ in iter_corpus(path)), "")
+        return dict(iter_corpus(path)), None
+    corpus: dict[str, str] = {}
+    blank = 0
+    for doc_id, text in iter_corpus(path):
+        corpus[doc_id] = ""
+        blank += not text.strip()
+    return corpus, blank
 
 
 def load_beir(folder: str | Path, split: str = "test", texts: bool = True) -> Dataset:
     folder = Path(folder)
     if not folder.is_dir():
         raise DatasetError(f"{shown(folder)}: no such dataset folder. {BEIR_HELP}")
-    corpus = _load_corpus(folder / "corpus.jsonl", texts)
+    corpus, blank = _load_corpus(folder / "corpus.jsonl", texts)
     all_queries: dict[str, str] = {}
     for number, query in _jsonl(folder / "queries.jsonl", QueryLine):
         if query.id in all_queries:
@@ -144,7 +191,8 @@ def load_beir(folder: str | Path, split: str = "test", texts: bool = True) -> Da
     if not qrels:  # an empty suite scores nothing: it must not pass as if it had
         raise DatasetError(f"{shown(qrels_path)}: no judgements; a suite is scored on at least one judged query")
     queries = {q: all_queries[q] for q in qrels}
-    return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels, corpus_file=folder / "corpus.jsonl")
+    return Dataset(name=folder.name, corpus=corpus, queries=queries, qrels=qrels, corpus_file=folder / "corpus.jsonl",
+                   blank_in_file=blank)
 
 
 def load_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
@@ -231,7 +279,7 @@ def load_judged_yaml(path: str | Path, texts: bool = True) -> Dataset:
         judged = JudgedQueries.model_validate(data)
     except ValidationError as exc:
         raise DatasetError(validation_problems(exc, data, where)) from None
-    corpus = _load_corpus(path.parent / judged.corpus, texts)
+    corpus, blank = _load_corpus(path.parent / judged.corpus, texts)
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     for index, query in enumerate(judged.queries):
@@ -248,4 +296,4 @@ def load_judged_yaml(path: str | Path, texts: bool = True) -> Dataset:
         queries[query.id] = query.text
         qrels[query.id] = query.relevant
     return Dataset(name=path.parent.name, corpus=corpus, queries=queries, qrels=qrels,
-                   corpus_file=path.parent / judged.corpus)
+                   corpus_file=path.parent / judged.corpus, blank_in_file=blank)

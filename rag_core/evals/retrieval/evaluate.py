@@ -160,7 +160,7 @@ def indexable(dataset: Dataset) -> list[Document]:
     """The corpus as the stores index it. Real corpora hold documents with no text (BEIR: empty
     title and text), sometimes judged relevant: no store can index them, so they stay out and
     count as relevant-but-unretrievable."""
-    return [Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items() if text.strip()]
+    return [Document(content=text, id=doc_id) for doc_id, text in dataset.texts() if text.strip()]
 
 
 # documents a memory store is handed at once: a batch's Documents and the cache's matrix of
@@ -170,9 +170,10 @@ MEMORY_BATCH = 4096
 
 
 def indexable_batches(dataset: Dataset, size: int) -> Iterator[list[Document]]:
-    """``indexable(dataset)`` made a batch at a time."""
+    """``indexable(dataset)`` made a batch at a time (a dataset read without its texts reads them
+    from its file as it goes: the store's copy is then the only one held)."""
     batch: list[Document] = []
-    for doc_id, text in dataset.corpus.items():
+    for doc_id, text in dataset.texts():
         if text.strip():
             batch.append(Document(content=text, id=doc_id))
             if len(batch) == size:
@@ -198,7 +199,7 @@ def _batches(retriever: RetrieverSpec, dataset: Dataset) -> Iterator[list[Docume
 
 def rank_built_in(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, embedder: Any,
                   pg_url: Callable[[], str], shared: SharedTables | None = None) -> Rankings:
-    indexed = sum(1 for text in dataset.corpus.values() if text.strip())
+    indexed = len(dataset.corpus) - dataset.blank
     sharing = shared if retriever.store == "pgvector" else None  # only PgVector tables are shared
     if sharing is None:
         store = build_store(retriever, embedder, indexed, pg_url)

@@ -180,6 +180,9 @@ class RetrievalRunner:
         self.shared: dict[str, Any] = {}  # per suite: the PgVector tables its retrievers share
         self._lock = threading.Lock()  # ``results``: which thread computes a result
         self._loading = threading.Lock()  # ``datasets``, ``embedders``, ``shared``: read once per suite
+        # pytest's TempPathFactory is not thread-safe: two threads making the session's first
+        # folder at once both create its base folder (FileExistsError), or one empties it under the other
+        self._temp_dirs = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self.threads = 0  # background threads running retrievers in this session
         # the node id of the retrieval test function, less its parameter: set by the first check
@@ -189,7 +192,9 @@ class RetrievalRunner:
         from rag_core.evals.postgres import NoPostgres, postgres_url, required
 
         try:
-            return postgres_url(self.tmp.mktemp("pg"))
+            with self._temp_dirs:
+                data_dir = self.tmp.mktemp("pg")
+            return postgres_url(data_dir)
         except NoPostgres as exc:
             if required():
                 pytest.fail(str(exc))
@@ -234,7 +239,10 @@ class RetrievalRunner:
             skip_unless_runnable(suite, spec, self.replay_settings(), self.selector(suite.name, spec.name))
             with self._loading:  # a suite's dataset and embedding cache are read once, whichever thread asks first
                 if suite.name not in self.datasets:
-                    self.datasets[suite.name] = load_dataset(suite, self.root)
+                    # without the texts: each store reads them from the corpus file as it indexes,
+                    # so a memory store's copy is the only one in memory (the session held all of
+                    # them as Python strings, 2.3 KB a SciFact abstract, for its whole length)
+                    self.datasets[suite.name] = load_dataset(suite, self.root, texts=False)
                 if suite.embedder and suite.name not in self.embedders:
                     self.embedders[suite.name] = build_embedder(suite.embedder, self.root, embedding_mode(self.config))
                 shared = self.shared.setdefault(suite.name, SharedTables())
