@@ -1,6 +1,6 @@
 """Golden cases at scale: replaying thousands, and spreading them over xdist workers (run by hand).
 
-    python -m evals.benchmarks.bench_golden_scale [--cases 3000] [--runs 3] [--xdist-cases 1000]
+    python -m evals.benchmarks.bench_golden_scale [--cases 3000] [--runs 3] [--xdist-cases 1000] [--code OLD,.]
 
 Throwaway ``rag-core init`` projects (``golden_project.py``): the example recorded once against
 the emulator, and ``--cases`` copies of it with its cassette and golden. Each pytest session is a
@@ -11,6 +11,10 @@ fresh process; the sessions compared take turns, and each number is a median of 
   run on a module of trivial parametrized tests (``-p no:rag_core``: pytest alone);
 * ``-n 2`` against serial: ``pytest evals -n 2`` and ``pytest evals`` over ``--xdist-cases``
   copies, wall seconds (and CPU seconds, all processes together).
+
+``--code`` names source trees whose ``rag_core`` the sessions import (``.``: this one; another,
+e.g. ``git archive HEAD | tar -x -C /tmp/old``: the committed code), each measured in the same
+run, taking turns, against the same projects (made and recorded with this tree's code).
 """
 
 from __future__ import annotations
@@ -23,35 +27,43 @@ from pathlib import Path
 from evals.benchmarks.golden_project import project, remove, run, trivial_project
 
 
-def replay_per_case(scratch: Path, cases: int, runs: int) -> None:
+def replay_per_case(scratch: Path, cases: int, runs: int, codes: list[Path]) -> None:
     many, alone = project(scratch / "many", cases, recorded=True), project(scratch / "alone", 0, recorded=True)
     tests, one = trivial_project(scratch / "trivial", cases), trivial_project(scratch / "trivial-one", 1)
-    sessions = {"many": (many, ["evals"], True), "alone": (alone, ["evals"], True),
-                "tests": (tests, [], False), "one": (one, [], False)}
-    for folder, args, plugins in sessions.values():  # warm the file cache and the bytecode
-        run(folder, args, plugins)
+    pytest_alone = {"tests": (tests, [], False, None), "one": (one, [], False, None)}
+    sessions = {**pytest_alone, **{f"{name} {code}": (folder, ["evals"], True, code)
+                                   for code in codes for name, folder in (("many", many), ("alone", alone))}}
+    for folder, args, plugins, code in sessions.values():  # warm the file cache and the bytecode
+        run(folder, args, plugins, code)
     cpu: dict[str, list[float]] = {name: [] for name in sessions}
     for _ in range(runs):
-        for name, (folder, args, plugins) in sessions.items():
-            cpu[name].append(run(folder, args, plugins)[1])
-    case = [(m - a) / cases * 1000 for m, a in zip(cpu["many"], cpu["alone"])]
+        for name, (folder, args, plugins, code) in sessions.items():
+            cpu[name].append(run(folder, args, plugins, code)[1])
     test = [(t - o) / cases * 1000 for t, o in zip(cpu["tests"], cpu["one"])]
-    print(f"replay of {cases + 1} cases: {statistics.median(cpu['many']):.2f} s CPU, the example alone "
-          f"{statistics.median(cpu['alone']):.2f} s: per case {statistics.median(case):.2f} ms CPU (median of {runs})")
     print(f"{cases} trivial tests: {statistics.median(cpu['tests']):.2f} s CPU, one {statistics.median(cpu['one']):.2f} s: "
-          f"pytest's own per test {statistics.median(test):.2f} ms CPU; ratio per case / per test "
-          f"{statistics.median(c / t for c, t in zip(case, test)):.1f}")
+          f"pytest's own per test {statistics.median(test):.2f} ms CPU (median of {runs})")
+    for code in codes:
+        many_cpu, alone_cpu = cpu[f"many {code}"], cpu[f"alone {code}"]
+        case = [(m - a) / cases * 1000 for m, a in zip(many_cpu, alone_cpu)]
+        print(f"[{code}] replay of {cases + 1} cases: {statistics.median(many_cpu):.2f} s CPU, the example alone "
+              f"{statistics.median(alone_cpu):.2f} s: per case {statistics.median(case):.2f} ms CPU; ratio per case / "
+              f"per test {statistics.median(c / t for c, t in zip(case, test)):.1f}")
 
 
-def xdist_against_serial(scratch: Path, cases: int, runs: int) -> None:
+def xdist_against_serial(scratch: Path, cases: int, runs: int, codes: list[Path]) -> None:
     folder = project(scratch / "xdist", cases, recorded=True)
-    run(folder, ["evals", "-n", "2"]), run(folder, ["evals"])  # warm
-    pairs = [(run(folder, ["evals", "-n", "2"]), run(folder, ["evals"])) for _ in range(runs)]
-    spread, serial = [p for p, _ in pairs], [s for _, s in pairs]
-    print(f"{cases + 1} cases, -n 2: median {statistics.median(w for w, _ in spread):.2f} s wall, "
-          f"{statistics.median(c for _, c in spread):.2f} s CPU; serial: median {statistics.median(w for w, _ in serial):.2f} "
-          f"s wall, {statistics.median(c for _, c in serial):.2f} s CPU; wall ratio -n 2 / serial "
-          f"{statistics.median(p[0] / s[0] for p, s in pairs):.2f} (median of {runs})")
+    for code in codes:  # warm
+        run(folder, ["evals", "-n", "2"], code=code), run(folder, ["evals"], code=code)
+    pairs: dict[Path, list[tuple[tuple[float, float], tuple[float, float]]]] = {code: [] for code in codes}
+    for _ in range(runs):
+        for code in codes:
+            pairs[code].append((run(folder, ["evals", "-n", "2"], code=code), run(folder, ["evals"], code=code)))
+    for code in codes:
+        spread, serial = [p for p, _ in pairs[code]], [s for _, s in pairs[code]]
+        print(f"[{code}] {cases + 1} cases, -n 2: median {statistics.median(w for w, _ in spread):.2f} s wall, "
+              f"{statistics.median(c for _, c in spread):.2f} s CPU; serial: median "
+              f"{statistics.median(w for w, _ in serial):.2f} s wall, {statistics.median(c for _, c in serial):.2f} s CPU; "
+              f"wall ratio -n 2 / serial {statistics.median(p[0] / s[0] for p, s in pairs[code]):.2f} (median of {runs})")
 
 
 def main() -> None:
@@ -59,13 +71,15 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=3000, help="copies replayed serially (0: skip)")
     parser.add_argument("--xdist-cases", type=int, default=1000, help="copies run with -n 2 and serially (0: skip)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--code", default=".", help="comma-separated source trees to import rag_core from (default .)")
     args = parser.parse_args()
+    codes = [Path(code) for code in args.code.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="rag-core-bench-golden-scale-"))
     try:
         if args.cases:
-            replay_per_case(scratch, args.cases, args.runs)
+            replay_per_case(scratch, args.cases, args.runs, codes)
         if args.xdist_cases:
-            xdist_against_serial(scratch, args.xdist_cases, args.runs)
+            xdist_against_serial(scratch, args.xdist_cases, args.runs, codes)
     finally:
         remove(scratch)
 

@@ -9,6 +9,7 @@ one text would all share that parse, as real cassettes do not.
 
 from __future__ import annotations
 
+import os
 import resource
 import shutil
 import subprocess
@@ -50,13 +51,17 @@ def trivial_project(folder: Path, tests: int) -> Path:
     return folder
 
 
-def run(folder: Path, args: list[str], plugins: bool = True) -> tuple[float, float]:
+def run(folder: Path, args: list[str], plugins: bool = True, code: Path | None = None) -> tuple[float, float]:
     """One pytest session in a fresh process: (wall seconds, CPU seconds of it and its children,
-    xdist workers included). Without ``plugins``, rag-core's own are not loaded."""
+    xdist workers included). Without ``plugins``, rag-core's own are not loaded; with ``code``, the
+    ``rag_core`` package is imported from that source tree (another version, to compare)."""
     command = PYTEST + args + ([] if plugins else ["-p", "no:rag_core", "-p", "no:rag_core_retrieval"])
+    env = dict(os.environ)
+    if code is not None:  # ahead of the installed package (and inherited by xdist workers)
+        env["PYTHONPATH"] = os.pathsep.join([str(code.resolve()), *filter(None, [env.get("PYTHONPATH")])])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)  # bytecode cached, as users have it
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env)  # bytecode cached, as users have it
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:

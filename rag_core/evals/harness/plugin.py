@@ -278,6 +278,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = kept
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly or not any(item.get_closest_marker("golden") for item in session.items):
+        return
+    from rag_core.evals.harness.gc_pacing import freeze_collected
+
+    freeze_collected()  # the imports and the cases read stay out of the collections while cases run
+
+
 @pytest.fixture(scope="session")
 def golden_settings(request: pytest.FixtureRequest) -> Any:
     from rag_core.evals.harness.runner import Settings
@@ -379,7 +387,10 @@ class GoldenHarness:
             if self.settings.record_mode != "none":  # at once (--concurrency), retried on a provider's pushback
                 result = _concurrent(self.node, self.settings).result(ref.case, _selector(self.node))
             else:
-                result = run_case(ref.case, self.settings, _selector(self.node))
+                from rag_core.evals.harness.gc_pacing import fewer_collections
+
+                with fewer_collections():
+                    result = run_case(ref.case, self.settings, _selector(self.node))
         except (HarnessError, CredentialError, LiveRunsStopped) as exc:
             problem = str(exc)
         else:

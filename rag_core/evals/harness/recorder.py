@@ -130,6 +130,32 @@ def _drop_retried_away(cassette: Any, replay: Replay, transient: list[tuple[int,
         del replay.exchanges[exchange]
 
 
+def _filters_are_ours(recorder: Any, ours: Callable[[Any], Any]) -> bool:
+    """Whether the requests' filters are the harness's only: its scrubbing, and none of vcrpy's
+    own replacing filters (whose replacements may be callables) or a project's filter."""
+    return recorder.before_record_request == ours and not (
+        recorder.filter_headers or recorder.filter_query_parameters or recorder.filter_post_data_parameters)
+
+
+def _filter_each_request_once(cassette: Any) -> None:
+    """Filter a replayed request once, however often vcrpy looks it up.
+
+    vcrpy filters a request (a deep copy of it, then every filter) at each lookup: three times per
+    replayed request (can it be played; is it held, given the filtered copy; play it). The
+    harness's scrubbing gives the same request whichever of them it is given, so the first result
+    serves every lookup of the same request, the copy itself included. The request is held, so its
+    id is not reused by the next one."""
+    filter_request = cassette._before_record_request
+    last: list[Any] = [None, None]  # the request last filtered, and what the filters made of it
+
+    def filtered(request: Any) -> Any:
+        if request is not last[0] and (request is not last[1] or request is None):
+            last[:] = [request, filter_request(request)]
+        return last[1]
+
+    cassette._before_record_request = filtered
+
+
 class Pair(NamedTuple):
     """A replayed request: the body sent now and the body of the recording it was paired with."""
 
@@ -330,6 +356,9 @@ class CaseRecorder:
 
                 # observe each replayed request (and what it was paired with) and each recorded one
                 cassette.play_response = play_response
+                # a project's own request filter may not give the same request twice: it runs as vcrpy runs it
+                if not recording and _filters_are_ours(recorder, self._before_record_request):
+                    _filter_each_request_once(cassette)
                 cassette.append = append
                 if recording and emulator is not None:
                     _answer_in_process(cassette, emulator, conditions)

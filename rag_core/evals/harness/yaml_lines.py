@@ -75,14 +75,55 @@ def _has_aliases(root: yaml.Node) -> bool:
     return shared
 
 
-def _document(loader: Any) -> Any:
+class _Unusual(Exception):
+    """A node ``_plain`` leaves to PyYAML's constructor (a tag or a key of another kind)."""
+
+
+_STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+# the scalars of the safe loader; the others (a merge key, !!set, !!omap, unknown tags) are unusual
+_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary",
+                                                                     "timestamp", "str"))
+
+
+def _plain(loader: Any, node: yaml.Node) -> Any:
+    """The value of a document without aliases, built as the safe loader builds it, for the nodes
+    most documents are made of: plain mappings with scalar keys, lists, and scalars (each through
+    the safe loader's own constructor for its tag). PyYAML's generic constructor, which keeps
+    state per node for aliases and recursion, took twice as long on a cassette."""
+    tag = node.tag
+    if isinstance(node, yaml.ScalarNode):
+        if tag == _STR:
+            return node.value
+        if tag in _SCALAR_TAGS:
+            return loader.yaml_constructors[tag](loader, node)
+    elif isinstance(node, yaml.MappingNode) and tag == _MAP:
+        mapping = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):  # a key that may not be hashable
+                raise _Unusual
+            mapping[_plain(loader, key_node)] = _plain(loader, value_node)
+        return mapping
+    elif isinstance(node, yaml.SequenceNode) and tag == _SEQ:
+        return [_plain(loader, child) for child in node.value]
+    raise _Unusual
+
+
+def _document(loader: Any, plain: bool = False) -> Any:
+    """The document ``loader`` reads, within the bounds; with ``plain``, built by ``_plain`` when
+    it has no alias and only usual nodes (the same value PyYAML builds)."""
     try:
         node = loader.get_single_node()
         if node is None:
             return None
-        if _has_aliases(node) and _expanded_size(node) > MAX_NODES:
+        aliases = _has_aliases(node)
+        if aliases and _expanded_size(node) > MAX_NODES:
             raise BoundsError(f"its aliases expand to more than {MAX_NODES:,} nodes (a YAML alias bomb?)",
                               node.start_mark)
+        if plain and not aliases:  # the depth is bounded (checked above): the recursion is too
+            try:
+                return _plain(loader, node)
+            except _Unusual:
+                pass
         return loader.construct_document(node)
     except RecursionError:
         raise BoundsError(NESTED_TOO_DEEPLY) from None
@@ -103,7 +144,7 @@ def compose_nodes(text: str) -> yaml.Node | None:
 
 def load_bounded(text: str) -> Any:
     """``text`` parsed as YAML (the fast C parser where installed), within the bounds above."""
-    return _document(_FAST(text))
+    return _document(_FAST(text), plain=True)
 
 
 class _LineLoader(_FAST):  # the C parser where installed: its nodes carry their lines too

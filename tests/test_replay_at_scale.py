@@ -1,0 +1,130 @@
+"""What a replayed golden case costs beyond its own run (docs/scale.md, "Replay at scale"): the
+garbage collector's pace while it runs, vcrpy's filtering of each replayed request, and building
+the cassette's and the golden's YAML. Each keeps the behaviour it had."""
+
+from __future__ import annotations
+
+import datetime
+import gc
+
+import pytest
+import yaml
+
+from rag_core.evals.harness import gc_pacing, runner, yaml_lines
+from rag_core.evals.harness.recorder import CaseRecorder
+from tests.golden_project import CASES, project, record  # noqa: E402,F401  (project: a fixture)
+
+pytest_plugins = ["pytester"]
+
+
+def test_cases_replay_with_the_collected_heap_frozen_and_fewer_young_collections(project, monkeypatch):
+    record(project)
+    seen: list[tuple[int, int]] = []
+    real = runner.run_case
+
+    def spy(*args, **kwargs):
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_case", spy)
+    before = gc.get_threshold()
+    gc.unfreeze()  # what this process froze before (its conftest freezes after each test file)
+    project.runpytest("evals").assert_outcomes(passed=len(CASES))
+    assert len(seen) == len(CASES)
+    assert all(threshold == gc_pacing.YOUNG_THRESHOLD and frozen > 10_000 for threshold, frozen in seen), seen
+    assert gc.get_threshold() == before  # the pace is the interpreter's again between cases
+
+
+def test_a_slower_pace_or_a_collector_turned_off_is_left_as_it_is():
+    before = gc.get_threshold()
+    try:
+        for young in (0, 50_000):
+            gc.set_threshold(young, before[1], before[2])
+            with gc_pacing.fewer_collections():
+                assert gc.get_threshold()[0] == young
+            assert gc.get_threshold()[0] == young
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_replayed_request_is_filtered_once(project, monkeypatch):
+    """vcrpy deep-copies and filters a request at each of its three lookups; a replay does it once
+    (and vcrpy once for each request the cassette holds, as it loads it)."""
+    record(project)
+    filtered: list[str] = []
+    scrub = CaseRecorder._before_record_request
+
+    def counting(self, request):
+        filtered.append(request.path)
+        return scrub(self, request)
+
+    monkeypatch.setattr(CaseRecorder, "_before_record_request", counting)
+    project.runpytest("evals").assert_outcomes(passed=len(CASES))
+    assert len(filtered) == 2 * _requests_replayed(project), filtered
+
+
+def _requests_replayed(project) -> int:
+    """The interactions the project's cassettes hold (each case replays all of its own)."""
+    return sum(len(yaml.safe_load(path.read_text())["interactions"]) for path in (project.path / "cassettes").glob("*.yaml"))
+
+
+def test_a_project_filter_on_requests_still_runs_at_each_lookup(project):
+    """A project's own before_record_request may not give the same request twice: it runs as
+    vcrpy runs it."""
+    record(project)
+    (project.path / "conftest.py").write_text(
+        "from pathlib import Path\n\n"
+        "def pytest_rag_core_configure_cassette(case, vcr):\n"
+        "    def keep(request):\n"
+        "        with open(Path(__file__).parent / 'filtered.txt', 'a') as calls:\n"
+        "            calls.write(request.path + '\\n')\n"
+        "        return request\n"
+        "    vcr.before_record_request = keep\n")
+    project.runpytest("evals").assert_outcomes(passed=len(CASES))
+    calls = len((project.path / "filtered.txt").read_text().splitlines())
+    assert calls == 4 * _requests_replayed(project)  # loaded, then three lookups per request
+
+
+DOCUMENTS = [
+    "a: 1\nb: [x, 2.5, true, null, ~, '3']\nc: {d: 2001-12-14t21:59:43.10-05:00, e: 2002-12-14}\n",
+    "bin: !!binary aGVsbG8=\nint: 0x1A\noct: 0o17\nfloat: .inf\nnan: .nan\nbool: off\nempty:\n",
+    "1: one\n2.5: two\ntrue: three\nnull: four\n2001-12-14: five\n",
+    "dup: 1\ndup: 2\n",  # PyYAML's safe loader keeps the last
+    "base: &b {x: 1}\nderived: {<<: *b, y: 2}\n",  # a merge key (and an alias)
+    "merge: {<<: {x: 1}, y: 2}\n",  # a merge key, no alias
+    "set: !!set {a, b}\nomap: !!omap [{a: 1}, {b: 2}]\npairs: !!pairs [{a: 1}, {a: 2}]\n",
+    "? [a, b]\n: value\n",  # a key that is not hashable: an error
+    "{=: value}\n",  # a value key
+    "!!str 12\n",
+    "- !!int '7'\n- !!float '1'\n- !!str 1.5\n",
+    "text: |\n  two\n  lines\nfolded: >\n  one\n  line\n",
+    "[[[[[[1]]]]]]\n",
+    "",
+    "just a scalar\n",
+]
+
+
+@pytest.mark.parametrize("text", DOCUMENTS)
+def test_a_document_reads_as_the_safe_loader_reads_it(text):
+    try:
+        expected = yaml.load(text, Loader=yaml_lines._FAST)
+    except yaml.YAMLError as exc:
+        with pytest.raises(type(exc)):
+            yaml_lines.load_bounded(text)
+        return
+    got = yaml_lines.load_bounded(text)
+    assert got == expected or (got != got and expected != expected)  # nan
+    assert repr(got) == repr(expected)  # the same types (1 and 1.0 and True are equal)
+
+
+def test_a_plain_document_is_built_without_pyyaml_generic_constructor(monkeypatch):
+    built: list[object] = []
+    generic = yaml_lines._FAST.construct_document
+    monkeypatch.setattr(yaml_lines._FAST, "construct_document", lambda self, node: built.append(node) or generic(self, node))
+    cassette = {"interactions": [{"request": {"method": "POST", "headers": {"a": ["b"]}, "body": {"json": {"n": 1.5}}},
+                                  "response": {"status": {"code": 200}, "body": {"text": "data: x\n"}}}],
+                "recorded_with": {"date": datetime.date(2026, 1, 2)}, "version": 1}
+    assert yaml_lines.load_bounded(yaml.safe_dump(cassette)) == cassette
+    assert built == []
+    assert yaml_lines.load_bounded("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}  # aliases: PyYAML's own
+    assert len(built) == 1
