@@ -25,6 +25,17 @@ def _answer(response: httpx.Response) -> str:
     return response.json()["choices"][0]["message"]["content"]
 
 
+def _refused_post(done: threading.Event) -> BaseException | None:
+    """A request that no run can be told from: the error it met (None if it was taken), then ``done``."""
+    try:
+        httpx.post(URL, json=BODY)
+    except routing.AmbiguousRequestError as exc:
+        return exc
+    finally:
+        done.set()
+    return None
+
+
 def test_two_runs_at_once_each_record_and_get_their_own_answers(tmp_path):
     both_open = threading.Barrier(2)
 
@@ -116,13 +127,7 @@ def test_a_job_whose_run_has_ended_is_no_longer_that_runs(tmp_path):
     def late() -> BaseException | None:
         a_ended.wait(timeout=10)
         others_open.wait(timeout=10)
-        try:
-            httpx.post(URL, json=BODY)
-        except routing.AmbiguousRequestError as exc:
-            return exc
-        finally:
-            done.set()
-        return None
+        return _refused_post(done)
 
     recorder = CaseRecorder(tmp_path / "a.yaml", "all")
     with recorder.use("sdk", ScriptedProvider([{"text": "run a"}], seed="a")):
@@ -160,13 +165,7 @@ def test_a_request_no_run_can_be_told_from_is_an_error_not_a_guess(tmp_path):
 
         def stray() -> BaseException | None:
             both_open.wait(timeout=10)
-            try:
-                httpx.post(URL, json=BODY)
-            except routing.AmbiguousRequestError as exc:
-                return exc
-            finally:
-                done.set()
-            return None
+            return _refused_post(done)
 
         error = pool.submit(stray).result()
         for each in runs:
