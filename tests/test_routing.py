@@ -172,6 +172,22 @@ def test_a_request_no_run_can_be_told_from_is_an_error_not_a_guess(tmp_path):
             each.result()
     assert error is not None and "run with --concurrency 1" in str(error)
 
+    # what the message asks for: one run at a time, and the same stray request is that run's
+    done.clear()
+    both_open = threading.Barrier(2)  # the run, and the stray request's thread
+
+    def stray_beside_one_run() -> str:
+        both_open.wait(timeout=10)
+        try:
+            return _answer(httpx.post(URL, json=BODY))
+        finally:
+            done.set()
+
+    with ThreadPoolExecutor(2) as pool:
+        alone = pool.submit(run, "a")
+        assert pool.submit(stray_beside_one_run).result() == "run a"
+        alone.result()
+
 
 def test_the_timeout_clamp_is_undone_whichever_run_leaves_first():
     original, default = socket.socket.settimeout, socket.getdefaulttimeout()
@@ -339,10 +355,7 @@ def test_a_coroutine_on_a_shared_loop_is_charged_to_the_case_that_awaits_it(shar
 
     def second() -> None:
         assert first_open.wait(timeout=10)
-        with network_blocked("second") as attempts:
-            second_open.set()
-            assert done.wait(timeout=10)
-        results["second"] = attempts
+        _guarded_case("second", second_open, done, results)
 
     with ThreadPoolExecutor(2) as pool:
         for each in [pool.submit(first), pool.submit(second)]:
@@ -350,6 +363,14 @@ def test_a_coroutine_on_a_shared_loop_is_charged_to_the_case_that_awaits_it(shar
     assert isinstance(results["error"], NetworkBlockedError)
     assert [(x.case, x.address) for x in results["first"]] == [("first", f"0.0.0.0:{port}")]
     assert results["second"] == []
+
+
+def _guarded_case(name: str, opened: threading.Event, done: threading.Event, results: dict[str, object]) -> None:
+    """A case under the network guard, open until ``done``: what the guard charged to it, in ``results``."""
+    with network_blocked(name) as attempts:
+        opened.set()
+        assert done.wait(timeout=10)
+    results[name] = attempts
 
 
 def test_a_live_runs_coroutine_on_a_shared_loop_is_not_stopped_by_another_cases_guard(shared_loop):
@@ -371,14 +392,8 @@ def test_a_live_runs_coroutine_on_a_shared_loop_is_not_stopped_by_another_cases_
             finally:
                 done.set()
 
-    def emulated() -> None:
-        with network_blocked("emulated") as attempts:
-            guarded_open.set()
-            assert done.wait(timeout=10)
-        results["emulated"] = attempts
-
     with ThreadPoolExecutor(2) as pool:
-        for each in [pool.submit(live), pool.submit(emulated)]:
+        for each in [pool.submit(live), pool.submit(_guarded_case, "emulated", guarded_open, done, results)]:
             each.result()
     assert results == {"live": errno.ECONNREFUSED, "emulated": []}  # let through: nothing listens there
 
