@@ -109,8 +109,11 @@ def _model(exchange: Exchange) -> str | None:
 def described(entries: Sequence[dict[str, Any]]) -> str:
     """The price of runs as a summary states it, from their record entries (``cost_usd``,
     ``unpriced``): dollars, and the models that could not be priced."""
+    from rag_core.evals.runs.schema import Cost
+
     if not available():
         return "no prices (genai-prices is not installed)"
-    usd = sum(Decimal(str(entry.get("cost_usd", 0))) for entry in entries)
-    unpriced = list(dict.fromkeys(model for entry in entries for model in entry.get("unpriced", ())))
+    costs = [Cost.from_json(entry) for entry in entries]
+    usd = sum(Decimal(str(cost.usd or 0)) for cost in costs)
+    unpriced = list(dict.fromkeys(model for cost in costs for model in cost.unpriced))
     return f"${usd:.4f} at list prices" + (f" (not priced: {', '.join(unpriced)})" if unpriced else "")

@@ -116,12 +116,12 @@ class LiveResult:
                 "resumed": self.resumed, **_priced(self.price), "repeats": [run.to_json() for run in self.runs]}
 
 
-def _priced(price: Price | None) -> dict[str, object]:
-    """A price as the run record keeps it: US dollars (to the micro-dollar), and the models no
-    price was found for; nothing without genai-prices."""
-    if price is None:
-        return {}
-    return {"cost_usd": float(round(price.usd, 6)), **({"unpriced": list(price.unpriced)} if price.unpriced else {})}
+def _priced(price: Price | None) -> dict[str, Any]:
+    """A price as the run record keeps it (``runs.schema.Cost``): US dollars to the micro-dollar,
+    and the models no price was found for; nothing without genai-prices."""
+    from rag_core.evals.runs.schema import Cost
+
+    return {} if price is None else Cost(float(round(price.usd, 6)), price.unpriced).to_json()
 
 
 def repeat_case(case: GoldenCase, repeat: int) -> GoldenCase:
@@ -222,9 +222,12 @@ def submit_live(case: GoldenCase, settings: Settings, selector: str, limit: Adap
     def one(repeat: int) -> LiveRun:
         return _kept(run_repeat(case, repeat, settings, selector, limit, stop), keep)
 
+    def stopped(repeat: int) -> None:
+        futures[repeat].set_exception(LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began"))
+
     def ended(repeat: int, done: Future[LiveRun]) -> None:
         if done.cancelled():  # the pool was shut down before the run began
-            futures[repeat].set_exception(LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began"))
+            stopped(repeat)
         elif done.exception() is not None:
             futures[repeat].set_exception(done.exception())  # type: ignore[arg-type]
         else:
@@ -245,7 +248,7 @@ def submit_live(case: GoldenCase, settings: Settings, selector: str, limit: Adap
                 else:
                     submitted.add_done_callback(partial(ended, repeat))
                     return
-            futures[repeat].set_exception(LiveRunsStopped(f"{case.id}: the session ended before run {repeat + 1} began"))
+            stopped(repeat)
 
     for _ in range(min(case.max_concurrency or len(waiting), len(waiting))):
         start_next()

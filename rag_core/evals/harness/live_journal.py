@@ -75,7 +75,7 @@ class LiveJournal:
 def _run_from_json(data: dict[str, Any]) -> LiveRun:
     """A kept run: its entry is reported as it was written; its failures are made again only to
     be shown in the terminal (their values as the entry bounded them)."""
-    from rag_core.evals.runs.schema import FailureEntry
+    from rag_core.evals.runs.schema import Cost, FailureEntry
 
     failures = []
     for made in map(FailureEntry.from_json, data["failures"]):
@@ -83,7 +83,7 @@ def _run_from_json(data: dict[str, Any]) -> LiveRun:
         values = {"golden": made.golden, "observed": made.observed} if made.has_values else {}
         failures.append(Failure(made.check, made.source, made.where, made.field, made.message,  # type: ignore[arg-type]
                                 label=label, fix=made.fix, **values))
-    usd = data.get("cost_usd")
-    price = None if usd is None else Price(Decimal(str(usd)), tuple(data.get("unpriced", ())))
+    cost = Cost.from_json(data)
+    price = None if cost.usd is None else Price(Decimal(str(cost.usd)), cost.unpriced)
     return LiveRun(float(data["seconds"]), int(data["tokens"]), failures, repeat=int(data["repeat"]),
                    retries=int(data["retries"]), answer=data.get("answer"), price=price, resumed=True, stored=data)
