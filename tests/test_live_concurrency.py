@@ -222,10 +222,12 @@ def test_interrupted_recording_at_once_leaves_whole_files_and_a_rerun_records_th
     for number in range(8):
         (goldens / f"copy_{number}.yaml").write_text(case.replace("id: with_tool", f"id: copy_{number}"))
     command = [sys.executable, "-m", "pytest", "evals", "-p", "no:cacheprovider", "--record-mode=once", "--emulator",
-               "--update-goldens", "--concurrency", "2", "--emulator-latency", "1.0"]
-    # answers slow enough for the interrupt to land mid-session on a loaded machine too (at 0.3 s,
-    # a whole-suite run under -n auto once ended with all ten recorded and no interrupt seen)
-    writer = subprocess.Popen(command, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+               "--update-goldens", "--concurrency", "2", "--emulator-latency", "0.3"]
+    # SIGINT back to its default in the child: a session started in the background (a shell
+    # without job control ignores SIGINT there) under pytest-xdist handed the ignoring down, and
+    # the Ctrl-C below never arrived
+    writer = subprocess.Popen(command, cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not list(goldens.glob("*.golden.yaml")) and time.monotonic() < deadline:
         time.sleep(0.05)
