@@ -119,3 +119,52 @@ def test_a_cache_of_an_unknown_format_is_refused(tmp_path):
     (tmp_path / "c" / "meta.json").write_text(json.dumps({"format": 9}))
     with pytest.raises(RagCoreError, match="has format 9; this version reads formats 1 and 2"):
         EmbeddingCache(HashEmbedder(), tmp_path / "c")
+
+
+@pytest.mark.parametrize("batch", [3, 12], ids=["one by one", "as a batch"])
+def test_a_lookup_a_merge_interrupts_at_any_point_finds_every_key_at_its_own_row(batch):
+    """One thread records while others look keys up. A lookup that read the sorted keys before a
+    merge and their rows after it took another key's row (a text replayed with another's vector),
+    or missed the keys added since the last merge. Here the merge lands at each step of the lookup
+    in turn (a trace hook runs it there)."""
+    import sys
+
+    def key(n: int) -> str:
+        return f"{n:032x}"
+
+    stored = list(range(0, 200, 2))  # on disk: even keys, in a shuffled row order
+    rows_on_disk = np.random.default_rng(1).permutation(len(stored))
+    on_disk = np.empty(len(stored), dtype=f"S{cache_files.KEY_LENGTH}")
+    on_disk[rows_on_disk] = [key(n).encode() for n in stored]
+    wanted = [key(n) for n in (1, 3, 198, 0, 99, 5, 101, 2, 150, 7, 197, 4)][:batch]  # odd: added, not merged yet
+
+    def expected(index: key_index.KeyIndex) -> list[int]:
+        rows = {key(n): int(r) for n, r in zip(stored, rows_on_disk)}
+        rows.update({key(n): 1000 + n for n in range(1, 200, 2)})
+        return [rows[k] for k in wanted]
+
+    steps = 0
+    while True:
+        index = key_index.KeyIndex([on_disk])
+        index.add([key(n) for n in range(1, 200, 2)], 0)  # rows 1000 + n below
+        index._added = {k: 1000 + int(k, 16) for k in index._added}
+        lines = 0
+
+        def merge_at_step(frame, event, arg, target=steps):
+            nonlocal lines
+            if frame.f_code.co_filename == key_index.__file__ and event == "line":
+                if lines == target:
+                    index._merge()
+                lines += 1
+            return merge_at_step
+
+        sys.settrace(merge_at_step)
+        try:
+            found = index.rows(wanted).tolist()
+        finally:
+            sys.settrace(None)
+        assert found == expected(index), f"a merge at step {steps} of the lookup"
+        if lines <= steps:  # the merge came after the lookup's last step: every step was tried
+            break
+        steps += 1
+    assert steps > 5
