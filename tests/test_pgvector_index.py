@@ -43,6 +43,24 @@ def test_the_hnsw_settings_build_the_index_and_set_the_search(pg_url):
     store.drop()
 
 
+def test_ef_search_changed_on_the_store_is_its_indexs_and_a_bad_value_fails_at_once(pg_url):
+    """``store.ef_search = n`` left ``store.vector_index`` saying the old value, and a value
+    pgvector refuses was taken, to fail at the next search with PostgreSQL's error."""
+    from rag_core.vectordb.pgvector import HNSW, PgVector
+
+    store = PgVector(f"t_{uuid.uuid4().hex[:8]}", db_url=pg_url, embedder=HashEmbedder(), search_type="vector",
+                     vector_index=HNSW(m=8, ef_construction=32, ef_search=40))
+    store.insert(_docs(20))
+    store.ef_search = 7
+    assert store.ef_search == 7 and store.vector_index == HNSW(m=8, ef_construction=32, ef_search=7)
+    for bad, message in ((0, "positive integer"), (5000, "at most 1000")):
+        with pytest.raises(ValueError, match=message):
+            store.ef_search = bad
+    assert store.ef_search == 7 and store.vector_index.ef_search == 7
+    assert store.search("document number 3 about topic 3", 1)[0].id == "d0003"
+    store.drop()
+
+
 def test_an_exact_table_gets_its_hnsw_index_from_optimize_and_loses_it_again(pg_url):
     from rag_core.vectordb.pgvector import HNSW, PgVector
 

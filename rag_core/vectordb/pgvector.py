@@ -13,6 +13,8 @@ is a bound parameter; table and schema names are validated and quoted.
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import json
 import re
@@ -113,7 +115,7 @@ class PgVector(VectorDb):
         self.dimensions = dimensions or (embedder.dimensions if embedder is not None else None)
         self.vector_index = None if vector_index is None else HNSW(
             m=hnsw_m, ef_search=ef_search, ef_construction=hnsw_ef_construction)
-        self.ef_search = ef_search  # read at every search: changing it needs no rebuild
+        self._ef_search = HNSW(ef_search=ef_search).ef_search  # checked as the index's own setting
         self.hnsw_m = hnsw_m
         self.hnsw_ef_construction = hnsw_ef_construction
         self._conn: Any = None
@@ -436,6 +438,19 @@ class PgVector(VectorDb):
         self._ensure_bm25()
         where, params = self._filter(filters) if filters else (None, ())
         return self._bm25.ranking(where, self.bm25_k1, self.bm25_b), params
+
+    @property
+    def ef_search(self) -> int:
+        """Candidates the HNSW index gives each query; read at every search, so changing it
+        (``store.ef_search = 200``) needs no rebuild. The store's ``vector_index`` says the same."""
+        return self._ef_search
+
+    @ef_search.setter
+    def ef_search(self, value: int) -> None:
+        checked = HNSW(ef_search=value).ef_search  # a bad value fails here, not at the next search
+        if self.vector_index is not None:
+            self.vector_index = dataclasses.replace(self.vector_index, ef_search=checked)
+        self._ef_search = checked
 
     def _search_settings(self, conn: Any) -> None:
         conn.execute(f"SET LOCAL hnsw.ef_search = {int(self.ef_search)}")
