@@ -29,10 +29,13 @@ def test_a_503_that_names_no_wait_is_retried_after_a_backoff_not_at_once():
     """The wait asked for was 0.0 where the provider named none: three retries in a row, at once."""
     waits: list[float] = []
     failed = Tried("first", pushbacks=[PUSHED], pushed_back=True, provider_failed=True, asked=asked_wait([PUSHED]))
-    made, make = tries(failed, failed, Tried("made"))
-    tried = retried(make, AdaptiveLimit(4), 2, threading.Event(), pause=lambda s: waits.append(s) or True)
-    assert tried.value == "made" and tried.retries == 2
-    assert asked_wait([PUSHED]) is None and all(0.5 <= wait for wait in waits) and waits[1] > waits[0] * 1.3
+    for spread, expected in ((0.0, [0.5, 1.0]), (1.0, [1.0, 2.0])):  # the backoff doubles; jitter adds up to as much
+        waits.clear()
+        _, make = tries(failed, failed, Tried("made"))
+        tried = retried(make, AdaptiveLimit(4), 2, threading.Event(), pause=lambda s: waits.append(s) or True,
+                        jitter=lambda: spread)
+        assert tried.value == "made" and tried.retries == 2
+        assert asked_wait([PUSHED]) is None and waits == expected
 
 
 def test_the_wait_a_provider_asked_for_is_the_longest_it_named():

@@ -47,10 +47,11 @@ def asked_wait(pushbacks: Sequence[Pushback]) -> float | None:
 
 
 def retried(make: Callable[[], Tried[T]], limit: AdaptiveLimit, retries: int, stop: threading.Event,
-            pause: Callable[[float], bool] | None = None) -> Tried[T]:
+            pause: Callable[[float], bool] | None = None, jitter: Callable[[], float] = random.random) -> Tried[T]:
     """The last try of ``make``: the first the provider did not fail, or the one after which
     trying stopped (``gave_up`` says why). ``pause(seconds)`` waits, and says False when the
-    session began stopping meanwhile (default: ``stop.wait``)."""
+    session began stopping meanwhile (default: ``stop.wait``); ``jitter()`` (0 to 1) spreads a
+    backoff's wait (see ``pushback.backoff``)."""
     pause = pause or (lambda seconds: not stop.wait(seconds))
     for attempt in range(retries + 1):
         with limit.slot(stop):
@@ -65,7 +66,7 @@ def retried(make: Callable[[], Tried[T]], limit: AdaptiveLimit, retries: int, st
         if attempt == retries:
             tried.gave_up = f"gave up after {attempt} retr{'y' if attempt == 1 else 'ies'} (--retries {retries})"
             return tried
-        if stop.is_set() or not pause(backoff(attempt + 1, tried.asked, jitter=random.random())):
+        if stop.is_set() or not pause(backoff(attempt + 1, tried.asked, jitter=jitter())):
             tried.gave_up = "was not made again (the session ended)"
             return tried
     raise AssertionError("unreachable")
