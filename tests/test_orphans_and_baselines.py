@@ -303,3 +303,26 @@ def test_prune_deletes_only_baseline_shaped_files(suites):
     assert orphan_lines(result) == ["orphan (no retriever uses it): fixtures/retrieval/baselines/alpha/removed.json"]
     suites.runpytest("evals", "--prune-orphans").stdout.fnmatch_lines(["*orphan deleted: *alpha/removed.json"])
     assert sorted(p.name for p in folder.iterdir()) == sorted([*others, "bm25.json"])
+
+
+def test_paths_resolved_a_folder_at_a_time_are_what_resolve_gives(tmp_path, monkeypatch):
+    """The orphan check resolves two files per case; ``resolved_all`` resolves each folder once.
+    Links to files and folders, names that are not there, ``..`` and relative paths included."""
+    from rag_core.evals.harness.paths import resolved_all
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "a.yaml").write_text("x")
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    (real / "link.yaml").symlink_to(real / "sub" / "elsewhere.yaml")
+    (real / "sub" / "elsewhere.yaml").write_text("y")
+    (real / "loop.yaml").symlink_to(real / "loop.yaml")
+    monkeypatch.chdir(tmp_path)
+    paths = [real / "a.yaml", tmp_path / "linked" / "a.yaml", tmp_path / "linked" / "link.yaml",
+             real / "missing.yaml", tmp_path / "linked" / "sub" / "..", real / "sub" / ".." / "a.yaml",
+             Path("linked") / "a.yaml", Path("linked/sub/elsewhere.yaml"), Path(".")]
+    assert resolved_all(paths) == [p.resolve() for p in paths]
+    with pytest.raises(Exception) as theirs:
+        (real / "loop.yaml").resolve()
+    with pytest.raises(type(theirs.value)):  # a link to itself fails as resolve fails
+        resolved_all([real / "loop.yaml"])

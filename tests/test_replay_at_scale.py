@@ -9,8 +9,10 @@ import gc
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rag_core.evals.harness import gc_pacing, runner, yaml_lines
+from rag_core.evals.harness import gc_pacing, routing, runner, yaml_lines
 from rag_core.evals.harness.recorder import CaseRecorder
 from tests.golden_project import CASES, project, record  # noqa: E402,F401  (project: a fixture)
 
@@ -33,6 +35,55 @@ def test_cases_replay_with_the_collected_heap_frozen_and_fewer_young_collections
     assert len(seen) == len(CASES)
     assert all(threshold == gc_pacing.YOUNG_THRESHOLD and frozen > 10_000 for threshold, frozen in seen), seen
     assert gc.get_threshold() == before  # the pace is the interpreter's again between cases
+
+
+def test_cases_replayed_one_after_another_share_one_set_of_patches_undone_before_any_other_test(project, monkeypatch):
+    """vcrpy's patches for a dozen HTTP libraries were built and entered for every replayed case;
+    they are built once for a run of replayed cases, and a test that is not a golden case (after
+    them, or between them) sees the HTTP libraries as they are."""
+    record(project)
+    plain = ("import httpx\n\n\ndef test_httpx_is_itself():\n"
+             "    assert httpx.HTTPTransport.handle_request.__module__.startswith('httpx.')\n")
+    (project.path / "evals" / "test_plain.py").write_text(plain)  # after the cases
+    (project.path / "evals" / "test_a_plain.py").write_text(plain)  # before them
+    built: list[int] = []
+    real = routing._install
+    monkeypatch.setattr(routing, "_install", lambda stack: (built.append(1), real(stack))[1])
+    project.runpytest("evals", "-p", "no:randomly").assert_outcomes(passed=len(CASES) + 2)
+    assert len(built) == 1
+    assert not routing.installed()
+
+
+def test_patches_kept_between_runs_serve_the_next_run_and_are_rebuilt_for_other_custom_patches(tmp_path):
+    import types
+
+    import httpx
+    from vcr.stubs import VCRHTTPSConnection
+
+    from rag_core.evals.emulator.provider import ScriptedProvider
+
+    url, body = "https://api.openai.com/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "?"}]}
+    holder = types.SimpleNamespace(Connection=None)
+
+    def custom(recorder):
+        recorder._custom_patches = ((holder, "Connection", VCRHTTPSConnection),)  # VCR(custom_patches=...)
+
+    seen = []
+    routing.keep_installed()
+    try:
+        for name, configure in (("a", None), ("b", custom), ("c", custom), ("d", None)):
+            recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all", configure=configure)
+            with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
+                answer = httpx.post(url, json=body).json()["choices"][0]["message"]["content"]
+                seen.append((answer, holder.Connection is not None))
+            assert routing.installed()
+        with pytest.raises(httpx.ConnectError):  # between runs a request goes where it was sent
+            httpx.get("http://127.0.0.1:9/", timeout=1)
+    finally:
+        routing.release()
+    assert seen == [("run a", False), ("run b", True), ("run c", True), ("run d", False)]
+    assert not routing.installed() and holder.Connection is None
+    assert httpx.HTTPTransport.handle_request.__module__.startswith("httpx.")
 
 
 def test_a_slower_pace_or_a_collector_turned_off_is_left_as_it_is():
@@ -128,3 +179,42 @@ def test_a_plain_document_is_built_without_pyyaml_generic_constructor(monkeypatc
     assert built == []
     assert yaml_lines.load_bounded("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}  # aliases: PyYAML's own
     assert len(built) == 1
+
+
+_json = st.recursive(st.none() | st.integers(0, 3) | st.sampled_from(["a", "b", "x=1"]),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["a", "b", "k"]), inner,
+                                                                                  max_size=3), max_leaves=12)
+_path = st.lists(st.sampled_from(["a", "b", "k", "[*]", "[0]", "[1:]", "[k=a]"]), min_size=1, max_size=4).map(
+    lambda steps: ".".join(steps).replace(".[", "["))
+
+
+@given(data=st.dictionaries(st.sampled_from(["a", "b", "k"]), _json, max_size=3), paths=st.lists(_path, max_size=3),
+       remove=st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_normalizing_copies_only_what_a_rule_changes_and_gives_what_a_deep_copy_gave(data, paths, remove):
+    """A case's normalize rules deep-copied every request it sent before replacing a few values;
+    only the containers on the way to a change are copied now. Same result, the input untouched."""
+    import copy
+
+    from rag_core.evals.harness import observe
+    from rag_core.evals.harness.case import NormalizeRule
+
+    def reference(node, steps, placeholder):  # in place, on a deep copy: what normalize did
+        if not steps:
+            return
+        for key in sorted(observe._targets(node, steps[0]), reverse=True):
+            if steps[1:]:
+                reference(node[key], steps[1:], placeholder)
+            elif placeholder is observe._REMOVE:
+                del node[key]
+            else:
+                node[key] = placeholder
+
+    before = copy.deepcopy(data)
+    expected = copy.deepcopy(data)
+    for path in paths:
+        reference(expected, observe._steps(path), observe._REMOVE if remove else "<x>")
+    got = (observe.without(data, paths) if remove
+           else observe.normalize(data, [NormalizeRule(path=path, placeholder="<x>") for path in paths]))
+    assert got == expected
+    assert data == before

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable
 import pytest
 
 from rag_core.evals.harness.modes import GOLDEN_SUFFIX
+from rag_core.evals.harness.paths import resolved_all
 
 SESSION_START = pytest.StashKey[int]()
 # a file's modification time comes from the kernel's coarse clock, which may lag the clock read
@@ -98,7 +99,9 @@ class _Files:
         owned = self.owners.now()
         if isinstance(owned, str):
             return [], f"orphans not checked: {owned}"
-        return [p for p in self.candidates() if p.resolve() not in owned and self.kind_problem(p) is None], None
+        candidates = self.candidates()
+        return [p for p, real in zip(candidates, resolved_all(candidates))
+                if real not in owned and self.kind_problem(p) is None], None
 
     def still_orphan(self, path: Path) -> str | None:
         """Why ``path`` is no orphan any more (checked now), or None when it still is one."""
@@ -139,7 +142,7 @@ class GoldenFiles(_Files):
                 broken += 1
         if broken:  # a case that does not load still owns its files: list nothing rather than wrongly
             return f"{broken} case file(s) did not load"
-        return owned_by_cases(cases, self.cassettes_dir) | {p.resolve() for p in files}
+        return owned_by_cases(cases, self.cassettes_dir) | set(resolved_all(files))
 
     def candidates(self) -> list[Path]:
         goldens = sorted(self.cases_dir.glob(f"*{GOLDEN_SUFFIX}")) if self.cases_dir.is_dir() else []
@@ -287,8 +290,8 @@ def load_suites(files: list[Path]) -> list[Any] | str:
 def owned_by_cases(cases: Iterable[Any], cassettes_dir: Path) -> set[Path]:
     """The cassettes and goldens of these cases (resolved paths)."""
     cases = list(cases)
-    return {(cassettes_dir / n).resolve() for c in cases for n in c.cassette_names()} | {
-        c.golden_path.resolve() for c in cases}
+    return set(resolved_all([cassettes_dir / n for c in cases for n in c.cassette_names()]
+                            + [c.golden_path for c in cases]))
 
 
 def owned_by_suites(suites: Iterable[Any], root: Path) -> set[Path]:
@@ -334,7 +337,9 @@ def golden_orphans(cases: Iterable[Any], cases_dir: Path, cassettes_dir: Path) -
     as what they are named (a cassette, a golden)."""
     files = GoldenFiles(cases_dir, cassettes_dir)
     owned = owned_by_cases(cases, cassettes_dir)
-    return [p for p in files.candidates() if p.resolve() not in owned and files.kind_problem(p) is None]
+    candidates = files.candidates()
+    return [p for p, real in zip(candidates, resolved_all(candidates))
+            if real not in owned and files.kind_problem(p) is None]
 
 
 def baseline_orphans(suites: Iterable[Any], root: Path) -> list[Path]:

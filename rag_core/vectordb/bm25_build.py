@@ -98,8 +98,10 @@ def build_index(texts: Iterable[str], tokenize: Callable[[list[str]], Any], k1: 
         scores = (idf[tokens].astype(work) * (frequencies / (saturation.astype(work) + frequencies))).astype(np.float32)
         # into the columns: rows arrive in ascending order, batch after batch, as the CSC order wants
         order = np.argsort(tokens, kind="stable")
-        column, starts, counts = np.unique(tokens[order], return_index=True, return_counts=True)
-        at = heads[tokens[order]] + (np.arange(len(order)) - np.repeat(starts, counts))
+        in_order = tokens[order]
+        column, starts, counts = np.unique(in_order, return_index=True, return_counts=True)
+        at = heads[in_order] + (np.arange(len(order)) - np.repeat(starts, counts))
+        del in_order
         data[at] = scores[order]
         indices[at] = rows[order]
         heads[column] += counts

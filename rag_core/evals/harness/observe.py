@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -80,26 +79,24 @@ def observe_target(seen: dict[str, Any], answers: list[str | None], error: BaseE
 
 # what the wire and a rag_core agent's own account must agree on
 def normalize(data: dict[str, Any], rules: list[NormalizeRule]) -> dict[str, Any]:
-    """Apply each rule: every value its path reaches becomes the rule's placeholder. A copy is
-    changed; with no rules ``data`` itself comes back (no caller changes what it gets), which
-    spares most cases a deep copy of every request they sent."""
-    if not rules:
-        return data
-    data = copy.deepcopy(data)
+    """Apply each rule: every value its path reaches becomes the rule's placeholder. ``data`` is
+    left as it is: what a rule changes is copied, the rest shared (no caller changes what it
+    gets); a deep copy of every request a case sent was most of the cost."""
     for rule in rules:
-        _replace(data, _steps(rule.path), rule.placeholder if rule.pattern is None else _sub(rule.pattern, rule.placeholder))
+        data = _replaced(data, _steps(rule.path),
+                         rule.placeholder if rule.pattern is None else _sub(rule.pattern, rule.placeholder))
     return data
 
 
 def without(data: dict[str, Any], ignored: list[str | IgnoreRule]) -> dict[str, Any]:
-    """A copy of ``data`` without what each entry names: a path's values are removed (a dict key,
-    a list item); an :class:`IgnoreRule`'s pattern is cut out of the strings at its path."""
-    data = copy.deepcopy(data)
+    """``data`` without what each entry names: a path's values are removed (a dict key, a list
+    item); an :class:`IgnoreRule`'s pattern is cut out of the strings at its path. ``data`` is left
+    as it is (see ``normalize``)."""
     for entry in ignored:
         if isinstance(entry, str):
-            _replace(data, _steps(entry), _REMOVE)
+            data = _replaced(data, _steps(entry), _REMOVE)
         else:
-            _replace(data, _steps(entry.path), _sub(entry.pattern, ""))
+            data = _replaced(data, _steps(entry.path), _sub(entry.pattern, ""))
     return data
 
 
@@ -131,17 +128,24 @@ def _targets(node: Any, step: str) -> list[Any]:
     return [step] if isinstance(node, dict) and step in node else []
 
 
-def _replace(node: Any, steps: list[str], placeholder: Any) -> None:
-    """Give every value ``steps`` reach the placeholder: a value, _REMOVE, or a function of the old value."""
+def _replaced(node: Any, steps: list[str], placeholder: Any) -> Any:
+    """``node`` with every value ``steps`` reach given the placeholder (a value, _REMOVE, or a
+    function of the old value); the lists and dicts on the way to a change are copied, nothing
+    else, and ``node`` itself is not changed."""
     if not steps:
-        return
-    step, rest = steps[0], steps[1:]
-    for key in sorted(_targets(node, step), reverse=True):  # list items from the end: removal shifts the rest
+        return node
+    targets = _targets(node, steps[0])
+    if not targets:
+        return node
+    rest = steps[1:]
+    node = list(node) if isinstance(node, list) else dict(node)
+    for key in sorted(targets, reverse=True):  # list items from the end: removal shifts the rest
         if rest:
-            _replace(node[key], rest, placeholder)
+            node[key] = _replaced(node[key], rest, placeholder)
         elif placeholder is _REMOVE:
             del node[key]
         elif callable(placeholder):
             node[key] = placeholder(node[key])
         else:
             node[key] = placeholder
+    return node

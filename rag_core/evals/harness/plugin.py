@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -236,6 +237,9 @@ def _check_live_options(config: pytest.Config, live: bool) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    routing = sys.modules.get("rag_core.evals.harness.routing")
+    if routing is not None:  # a session cut short in a replayed case (pytester runs sessions in one process)
+        routing.release()
     if config.getini("rag_core_scrub_headers") or config.getini("rag_core_secret_patterns"):
         from rag_core.evals import credentials
 
@@ -387,8 +391,10 @@ class GoldenHarness:
             if self.settings.record_mode != "none":  # at once (--concurrency), retried on a provider's pushback
                 result = _concurrent(self.node, self.settings).result(ref.case, _selector(self.node))
             else:
+                from rag_core.evals.harness import routing
                 from rag_core.evals.harness.gc_pacing import fewer_collections
 
+                routing.keep_installed()  # for the next case to replay; released before any other test
                 with fewer_collections():
                     result = run_case(ref.case, self.settings, _selector(self.node))
         except (HarnessError, CredentialError, LiveRunsStopped) as exc:
@@ -438,6 +444,14 @@ class GoldenHarness:
             shown = "\n\n".join(f"run {number}:\n" + "\n".join(f.text() for f in run.failures) for number, run in failed[:3])
             pytest.fail(f"{case.id}: {result.passes} of {len(result.runs)} live runs passed ({result.pass_rate:.0%}), "
                         f"below min_pass_rate {case.min_pass_rate:g}\n\n{shown}", pytrace=False)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """The HTTP-library patches a replayed case left in place for the next one are undone before
+    any test that is not a golden case, and at the end (``routing.keep_installed``)."""
+    routing = sys.modules.get("rag_core.evals.harness.routing")
+    if routing is not None and "golden_harness" not in getattr(nextitem, "fixturenames", ()):
+        routing.release()
 
 
 @pytest.fixture

@@ -85,11 +85,17 @@ _SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("null", "bool"
                                                                      "timestamp", "str"))
 
 
-def _plain(loader: Any, node: yaml.Node) -> Any:
+def _plain(loader: Any, node: yaml.Node, depth: int, seen: set[int]) -> Any:
     """The value of a document without aliases, built as the safe loader builds it, for the nodes
     most documents are made of: plain mappings with scalar keys, lists, and scalars (each through
     the safe loader's own constructor for its tag). PyYAML's generic constructor, which keeps
-    state per node for aliases and recursion, took twice as long on a cassette."""
+    state per node for aliases and recursion, took twice as long on a cassette. The bounds are
+    checked on the way: the depth, and a node met twice (an alias) is left to the careful path."""
+    if depth > MAX_DEPTH:
+        raise BoundsError(NESTED_TOO_DEEPLY, node.start_mark)
+    if id(node) in seen:
+        raise _Unusual
+    seen.add(id(node))
     tag = node.tag
     if isinstance(node, yaml.ScalarNode):
         if tag == _STR:
@@ -101,10 +107,10 @@ def _plain(loader: Any, node: yaml.Node) -> Any:
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):  # a key that may not be hashable
                 raise _Unusual
-            mapping[_plain(loader, key_node)] = _plain(loader, value_node)
+            mapping[_plain(loader, key_node, depth + 1, seen)] = _plain(loader, value_node, depth + 1, seen)
         return mapping
     elif isinstance(node, yaml.SequenceNode) and tag == _SEQ:
-        return [_plain(loader, child) for child in node.value]
+        return [_plain(loader, child, depth + 1, seen) for child in node.value]
     raise _Unusual
 
 
@@ -115,15 +121,14 @@ def _document(loader: Any, plain: bool = False) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        aliases = _has_aliases(node)
-        if aliases and _expanded_size(node) > MAX_NODES:
-            raise BoundsError(f"its aliases expand to more than {MAX_NODES:,} nodes (a YAML alias bomb?)",
-                              node.start_mark)
-        if plain and not aliases:  # the depth is bounded (checked above): the recursion is too
+        if plain:  # one walk: the bounds checked as it builds (the recursion is bounded by the depth)
             try:
-                return _plain(loader, node)
+                return _plain(loader, node, 1, set())
             except _Unusual:
                 pass
+        if _has_aliases(node) and _expanded_size(node) > MAX_NODES:
+            raise BoundsError(f"its aliases expand to more than {MAX_NODES:,} nodes (a YAML alias bomb?)",
+                              node.start_mark)
         return loader.construct_document(node)
     except RecursionError:
         raise BoundsError(NESTED_TOO_DEEPLY) from None

@@ -15,10 +15,11 @@ AGREEING_FIELDS = ("system_prompt", "user_messages", "tools", "tool_calls")
 def agent_and_wire(run: CaseRun) -> list[Failure]:
     if not run.is_agent or run.played is None:
         return []  # a target has no account of its own: its golden is read from the wire
-    cassette = shown(run.played.recorder.path)
     own = dict(run.observed, tools=[neutral_tool(t) for t in run.observed["tools"]])
     seen = normalize(run.wire, list(run.case.rules))
+    differing = [name for name in AGREEING_FIELDS if own[name] != seen[name]]
+    cassette = shown(run.played.recorder.path) if differing else ""  # named in a failure only
     return [Failure("agreement", "cassette", cassette, name,
                     f"{cassette}: the agent's {name} differs from what its traffic shows:",
                     golden=own[name], observed=seen[name], label=f"{name} (agent, expected) vs wire")
-            for name in AGREEING_FIELDS if own[name] != seen[name]]
+            for name in differing]

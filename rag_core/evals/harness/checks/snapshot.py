@@ -16,21 +16,25 @@ from rag_core.evals.harness.paths import shown
 SNAPSHOT_FIELDS = ("system_prompt", "user_messages", "tools", "apis", "requests", "references", "judges", "usage")
 
 
-def _sources(run: CaseRun) -> list[tuple[str, str, Expect | None]]:
-    return [("golden", shown(run.golden_path), run.golden), ("case", shown(run.case.source), run.case.expect)]
+def _sources(run: CaseRun) -> list[tuple[str, Any, Expect | None]]:
+    """Each place expectations come from: its name, its file (shown in a failure only: a case
+    that passes names no file), what it expects."""
+    return [("golden", run.golden_path, run.golden), ("case", run.case.source, run.case.expect)]
 
 
 def fields(run: CaseRun) -> list[Failure]:
     failures = []
+    sources = _sources(run)
     for name in SNAPSHOT_FIELDS:
-        for source, where, expect in _sources(run):
+        for source, path, expect in sources:
             if expect is None or name not in expect.model_fields_set:
                 continue
             wanted = getattr(expect, name)
             if name == "usage" and source == "case" and any(k.startswith("max_") for k in wanted or {}):
                 continue  # limits, not counts: see expectations.usage_limits
             if wanted != run.observed.get(name):
-                failures.append(Failure("snapshot", source, where, name, golden=wanted, observed=run.observed.get(name)))
+                failures.append(Failure("snapshot", source, shown(path), name, golden=wanted,
+                                        observed=run.observed.get(name)))
     return failures
 
 
