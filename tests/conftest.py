@@ -62,3 +62,23 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
         if required():
             pytest.fail(str(exc))
         pytest.skip(str(exc))
+
+
+# ---------------------------------------------------------------- object storage for LanceDb tests
+@pytest.fixture(scope="session")
+def s3_bucket() -> dict[str, Any]:
+    """An S3 bucket served on loopback by moto's server (the dev extra), for LanceDb on object
+    storage: ``uri`` is ``s3://<bucket>/<prefix>`` with these ``storage_options``."""
+    pytest.importorskip("moto.server", reason="moto's server (the dev extra) serves the S3 tests")
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    options = {"aws_endpoint": f"http://{host}:{port}", "allow_http": "true", "aws_access_key_id": "testing",
+               "aws_secret_access_key": "testing", "aws_region": "us-east-1"}
+    boto3.client("s3", endpoint_url=options["aws_endpoint"], aws_access_key_id="testing",
+                 aws_secret_access_key="testing", region_name="us-east-1").create_bucket(Bucket="rag-core-tests")
+    yield {"bucket": "rag-core-tests", "storage_options": options}
+    server.stop()

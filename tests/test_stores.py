@@ -39,6 +39,10 @@ def _factory(kind: str, request, tmp_path) -> StoreFactory:
         if kind == "lancedb":
             return LanceDb(uri=str(tmp_path / "lancedb"), table_name=f"l_{key}", embedder=embedder,
                            search_type=search_type, **kw)
+        if kind == "lancedb-s3":  # object storage (moto's S3 on loopback)
+            s3 = request.getfixturevalue("s3_bucket")
+            return LanceDb(uri=f"s3://{s3['bucket']}/{suffix}/lancedb", table_name=f"l_{key}", embedder=embedder,
+                           search_type=search_type, storage_options=s3["storage_options"], **kw)
         url = request.getfixturevalue("pg_url")
         store = PgVector(f"t_{key}_{suffix}", db_url=url, embedder=embedder,
                          search_type=search_type, vector_index=None if exact else "hnsw", **kw)
@@ -52,12 +56,12 @@ def _factory(kind: str, request, tmp_path) -> StoreFactory:
     return build
 
 
-@pytest.fixture(params=["memory", "chroma", "lancedb", "pgvector"])
+@pytest.fixture(params=["memory", "chroma", "lancedb", "lancedb-s3", "pgvector"])
 def make_store(request, tmp_path) -> StoreFactory:
     return _factory(request.param, request, tmp_path)
 
 
-@pytest.fixture(params=["chroma", "lancedb", "pgvector"])
+@pytest.fixture(params=["chroma", "lancedb", "lancedb-s3", "pgvector"])
 def make_persistent_store(request, tmp_path) -> StoreFactory:
     return _factory(request.param, request, tmp_path)
 
@@ -182,6 +186,7 @@ def test_dimension_mismatch_is_a_clear_error(make_persistent_store):
     _fill(Knowledge(vector_db=make_persistent_store(key="dims")))
     other = Knowledge(vector_db=make_persistent_store(key="dims", embedder=HashEmbedder(dimensions=8)))
     store = {"chroma": "ChromaDb collection 'c-dims'", "lancedb": "LanceDb table 'l_dims' at .*",
+             "lancedb-s3": "LanceDb table 'l_dims' at s3://.*",
              "pgvector": r"PgVector table public\.t_dims_\w+"}[make_persistent_store.kind]
     with pytest.raises(VectorDbError, match=f"^{store} expects 32-dimensional embeddings, got 8 dimensions from "
                                             "document 'x'; use the embedder the store was built with, or another store$"):
@@ -462,3 +467,25 @@ def test_keyword_indexes_built_in_several_threads_at_once_share_the_process_cach
                 assert sorted(pool.map(build_many, range(8))) == list(range(8))
     finally:
         sys.setswitchinterval(switch)
+
+
+def test_stores_of_one_table_on_object_storage_write_one_at_a_time_and_store_each_document_once(s3_bucket):
+    """No file lock can cover object storage: this process's stores of one table there share one
+    writers' lock, so two of them ingesting one corpus at once store each document once."""
+    uri = f"s3://{s3_bucket['bucket']}/{uuid.uuid4().hex[:8]}/lancedb"
+    stores = [LanceDb(uri=uri, table_name="shared", embedder=HashEmbedder(), storage_options=s3_bucket["storage_options"])
+              for _ in range(2)]
+    assert stores[0]._process_lock() is stores[1]._process_lock()
+    documents = [Document(content=f"recipe number {i}: rice, fish sauce and lime", name=f"r{i}") for i in range(30)]
+    start = threading.Barrier(2)
+
+    def ingest(store: LanceDb) -> None:
+        start.wait(timeout=10)
+        for first in range(0, len(documents), 5):
+            store.insert([Document(content=d.content, name=d.name) for d in documents[first:first + 5]])
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(ingest, stores))
+    assert stores[0].count() == len(documents)
+    assert LanceDb(uri=uri, table_name="shared", embedder=HashEmbedder(),
+                   storage_options=s3_bucket["storage_options"]).search("rice fish sauce", 3)

@@ -1,4 +1,6 @@
-"""LanceDb: an embedded, persistent store on LanceDB (a folder at ``uri``, no server).
+"""LanceDb: an embedded, persistent store on LanceDB (a folder at ``uri``, no server), or a
+dataset on object storage (``uri="s3://bucket/path"``, ``gs://``, ``az://``: LanceDB's own URIs,
+configured by its ``storage_options`` or the provider's environment variables).
 
 Table layout: ``id`` (content hash), ``name``, ``content``, ``meta_data`` (the metadata as JSON)
 and ``vector`` (a fixed-size list of float32).
@@ -14,7 +16,12 @@ and ``vector`` (a fixed-size list of float32).
   single ``merge_insert`` that adds the new documents and deletes the old ones together.
 * Writers are serialised across processes by a file lock beside the table: two concurrent
   ``merge_insert`` commits of the same new ids each insert them (measured with lancedb 0.40: 3 of
-  10 runs of two processes ingesting one corpus ended with every document twice).
+  10 runs of two processes ingesting one corpus ended with every document twice). On object
+  storage there is no file to lock: writers are serialised within the process only, so one
+  process at a time may write a table there (LanceDB commits each version atomically, but two
+  processes inserting the same new ids would each insert them).
+* On object storage nothing is ever deleted to recover: a table LanceDB cannot open is an error
+  naming it (in a folder, a creation killed before its first commit is cleared and made anew).
 * Metadata filters follow the shared rule (every key equal): the matching ids are worked out
   with it and handed to LanceDB as a prefilter, so a selective filter still fills the results.
 """
@@ -22,7 +29,9 @@ and ``vector`` (a fixed-size list of float32).
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -50,6 +59,21 @@ def _id_list(ids: list[str]) -> str:
     return "id IN (" + ", ".join(_quoted(i) for i in ids) + ")"
 
 
+# a URI with a scheme other than file:// names object storage (s3://, gs://, az://, ...)
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+# writers of a table on object storage, per (uri, table): the process is all a lock can cover there
+_REMOTE_WRITERS: dict[tuple[str, str], threading.RLock] = {}
+_REMOTE_WRITERS_LOCK = threading.Lock()
+
+
+def _folder(uri: str) -> Path | None:
+    """The local folder ``uri`` names, None for object storage."""
+    scheme = _SCHEME.match(uri)
+    if scheme is None:
+        return Path(uri)
+    return Path(uri[len(scheme.group(0)):]) if scheme.group(1).lower() == "file" else None
+
+
 class LanceDb(VectorDb):
     def __init__(
         self,
@@ -62,9 +86,13 @@ class LanceDb(VectorDb):
         candidate_depth: int | None = None,
         name: str | None = None,
         description: str | None = None,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
         super().__init__(embedder, search_type, hybrid_rrf_k, reranker, candidate_depth, name, description)
         self.uri = str(uri)
+        # LanceDB's settings for object storage (region, endpoint, credentials); None: the
+        # provider's environment variables, as LanceDB reads them
+        self.storage_options = dict(storage_options) if storage_options else None
         self.table_name = table_name
         self._db: Any = None
         self._table: Any = None
@@ -76,9 +104,12 @@ class LanceDb(VectorDb):
             lancedb = require("lancedb", extra="lancedb", feature="LanceDb")
             from datetime import timedelta
 
-            Path(self.uri).mkdir(parents=True, exist_ok=True)
+            folder = _folder(self.uri)
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
             # every read checks for newer versions: another process's writes are seen at once
-            self._db = lancedb.connect(self.uri, read_consistency_interval=timedelta(0))
+            self._db = lancedb.connect(self.uri, read_consistency_interval=timedelta(0),
+                                       storage_options=self.storage_options)
         return self._db
 
     def _open(self) -> Any | None:
@@ -104,8 +135,10 @@ class LanceDb(VectorDb):
         return self._table
 
     def _committed(self) -> bool:
-        """Whether the table's folder holds a committed version (a manifest)."""
-        return any((Path(self.uri) / f"{self.table_name}.lance" / "_versions").glob("*.manifest"))
+        """Whether the table's folder holds a committed version (a manifest); on object storage,
+        taken as yes (nothing there is removed to recover)."""
+        folder = _folder(self.uri)
+        return folder is None or any((folder / f"{self.table_name}.lance" / "_versions").glob("*.manifest"))
 
     def _stored_dimensions(self) -> int | None:
         table = self._open()
@@ -124,11 +157,17 @@ class LanceDb(VectorDb):
     def _write_lock(self) -> Iterator[None]:
         """The table's cross-process write lock; inside it, the table is read at its latest version,
         so a commit goes on top of what other writers committed."""
-        with self._file_lock_at(Path(self.uri) / f".{self.table_name}.lock"):
+        folder = _folder(self.uri)
+        with self._file_lock_at(folder / f".{self.table_name}.lock") if folder is not None else self._process_lock():
             table = self._open()
             if table is not None:
                 table.checkout_latest()
             yield
+
+    def _process_lock(self) -> threading.RLock:
+        """The writers' lock of a table on object storage, shared by this process's stores of it."""
+        with _REMOTE_WRITERS_LOCK:
+            return _REMOTE_WRITERS.setdefault((self.uri.rstrip("/"), self.table_name), threading.RLock())
 
     def _create(self, dimensions: int) -> Any:
         """Create the table, or open it if another process just did (the caller holds the lock)."""
@@ -146,8 +185,9 @@ class LanceDb(VectorDb):
                 pass
             # a writer killed while creating the table can leave its folder with no committed
             # version: it holds no rows, and nothing else can open it, so it is made anew
-            leftover = Path(self.uri) / f"{self.table_name}.lance"
-            if not leftover.is_dir() or self._committed():
+            folder = _folder(self.uri)
+            leftover = folder / f"{self.table_name}.lance" if folder is not None else None
+            if leftover is None or not leftover.is_dir() or self._committed():
                 raise VectorDbError(f"cannot create LanceDB table {self.table_name!r} at {self.uri}: a table "
                                     "folder exists that LanceDB cannot open; move it aside") from None
             shutil.rmtree(leftover)
