@@ -36,9 +36,9 @@ def resolved_all(paths: Iterable[Path]) -> list[Path]:
     """Each path resolved, as ``Path.resolve`` resolves it, with each folder resolved once.
 
     Why: resolving a path checks every component of it for a link, a system call apiece; the orphan
-    check at the end of a session resolves two files per case, all in two or three folders (12,000
-    paths, about a quarter of a millisecond per case among 3,000). A file that is itself a link, or
-    a name such as ``..``, is resolved whole."""
+    check at the end of a session resolves two files per case twice, all in two or three folders
+    (1,000 copies of a case: 61 ms of CPU one by one, 26 this way). A file that is itself a link,
+    or a name such as ``..``, is resolved whole."""
     folders: dict[Path, Path] = {}
     out = []
     for path in paths:
