@@ -39,18 +39,20 @@ def test_cases_replay_with_the_collected_heap_frozen_and_fewer_young_collections
 
 def test_cases_replayed_one_after_another_share_one_set_of_patches_undone_before_any_other_test(project, monkeypatch):
     """vcrpy's patches for a dozen HTTP libraries were built and entered for every replayed case;
-    they are built once for a run of replayed cases, and a test that is not a golden case (after
-    them, or between them) sees the HTTP libraries as they are."""
+    they are built once for a run of replayed cases, and a test that is not a golden case (here
+    one before, one between and one after two runs of them) sees the HTTP libraries as they are."""
     record(project)
     plain = ("import httpx\n\n\ndef test_httpx_is_itself():\n"
              "    assert httpx.HTTPTransport.handle_request.__module__.startswith('httpx.')\n")
-    (project.path / "evals" / "test_plain.py").write_text(plain)  # after the cases
-    (project.path / "evals" / "test_a_plain.py").write_text(plain)  # before them
+    evals = project.path / "evals"
+    for name in ("test_a_plain.py", "test_m_plain.py", "test_z_plain.py"):  # in file order, around the cases
+        (evals / name).write_text(plain)
+    (evals / "test_n_goldens.py").write_text((evals / "test_goldens.py").read_text())  # a second run of them
     built: list[int] = []
     real = routing._install
     monkeypatch.setattr(routing, "_install", lambda stack: (built.append(1), real(stack))[1])
-    project.runpytest("evals", "-p", "no:randomly").assert_outcomes(passed=len(CASES) + 2)
-    assert len(built) == 1
+    project.runpytest("evals", "-p", "no:randomly").assert_outcomes(passed=2 * len(CASES) + 3)
+    assert len(built) == 2
     assert not routing.installed()
 
 
