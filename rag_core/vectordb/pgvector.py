@@ -115,7 +115,7 @@ class PgVector(VectorDb):
         self.dimensions = dimensions or (embedder.dimensions if embedder is not None else None)
         self.vector_index = None if vector_index is None else HNSW(
             m=hnsw_m, ef_search=ef_search, ef_construction=hnsw_ef_construction)
-        self._ef_search = HNSW(ef_search=ef_search).ef_search  # checked as the index's own setting
+        self.ef_search = ef_search  # the property checks it as the index's own setting
         self.hnsw_m = hnsw_m
         self.hnsw_ef_construction = hnsw_ef_construction
         self._conn: Any = None

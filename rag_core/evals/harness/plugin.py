@@ -237,9 +237,7 @@ def _check_live_options(config: pytest.Config, live: bool) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    routing = sys.modules.get("rag_core.evals.harness.routing")
-    if routing is not None:  # a session cut short in a replayed case (pytester runs sessions in one process)
-        routing.release()
+    _release_kept_patches()  # a session cut short in a replayed case (pytester runs sessions in one process)
     if config.getini("rag_core_scrub_headers") or config.getini("rag_core_secret_patterns"):
         from rag_core.evals import credentials
 
@@ -449,8 +447,15 @@ class GoldenHarness:
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """The HTTP-library patches a replayed case left in place for the next one are undone before
     any test that is not a golden case, and at the end (``routing.keep_installed``)."""
+    if "golden_harness" not in getattr(nextitem, "fixturenames", ()):
+        _release_kept_patches()
+
+
+def _release_kept_patches() -> None:
+    """Undo the patches replayed cases kept in place, if routing was ever imported (a session
+    that replays nothing does not import it for this)."""
     routing = sys.modules.get("rag_core.evals.harness.routing")
-    if routing is not None and "golden_harness" not in getattr(nextitem, "fixturenames", ()):
+    if routing is not None:
         routing.release()
 
 
