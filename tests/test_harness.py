@@ -148,12 +148,36 @@ def test_malformed_case_files_give_one_clear_error_each(project, content, messag
     result.stdout.fnmatch_lines([message])
 
 
-def test_a_corrupt_cassette_is_a_clear_error(project):
+@pytest.mark.parametrize("select", [("-k", "with_tool"), ("--case", "with_tool")])
+def test_an_unparseable_cassette_names_its_line_and_the_command_that_records_it_again(project, select):
+    """A hand-edited cassette that is not YAML: the rewrite the message prints replaces it without
+    reading it (it failed with the same message), and the golden is compared, not rewritten."""
     record(project)
-    (project.path / "cassettes" / "with_tool.yaml").write_text("interactions: [oops\n")
-    result = project.runpytest("evals", "-k", "with_tool")
+    cassette = project.path / "cassettes" / "with_tool.yaml"
+    golden = (project.path / "fixtures" / "goldens" / "with_tool.golden.yaml").read_bytes()
+    lines = cassette.read_text().splitlines(keepends=True)
+    lines[3] = lines[3].rstrip("\n") + " [oops\n"  # an edit by hand, inside the first request
+    cassette.write_text("".join(lines))
+    result = project.runpytest("evals", *select)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*cassettes/with_tool.yaml:*the cassette is not valid YAML*re-record*"])
+    result.stdout.fnmatch_lines(["with_tool: cassettes/with_tool.yaml:4:*: the cassette is not valid YAML (*); record "
+                                 "it again: pytest 'evals/test_goldens.py::test_golden_case?with_tool?' "
+                                 "--record-mode=rewrite --emulator"])
+    run_hint(project, result, "record it again: ")
+    from rag_core.evals.harness.cassette_format import read_cassette
+
+    assert len(read_cassette(cassette)["interactions"]) == 2
+    assert (project.path / "fixtures" / "goldens" / "with_tool.golden.yaml").read_bytes() == golden
+    project.runpytest("evals", "--strict-cassettes").assert_outcomes(passed=2)
+
+
+def test_record_mode_all_records_an_unparseable_cassette_afresh(project):
+    record(project)
+    cassette = project.path / "cassettes" / "with_tool.yaml"
+    cassette.write_text("interactions: [oops\n")
+    project.runpytest("evals", "-k", "with_tool", "--record-mode=all", "--emulator").assert_outcomes(
+        passed=1, deselected=1)
+    project.runpytest("evals", "--strict-cassettes").assert_outcomes(passed=2)
 
 
 def test_xdist_with_update_goldens(project):

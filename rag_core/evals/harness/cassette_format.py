@@ -26,6 +26,7 @@ from rag_core.evals.harness.yaml_dump import _plain_str, _str, dump  # the golde
 from rag_core.evals.harness.yaml_lines import load_bounded
 
 FORMAT_VERSION = 1  # the ``version`` field of every cassette this code writes and reads
+EMULATOR_TARGET = "rag-core provider emulator"  # recorded_with.target of a cassette the emulator answered
 
 
 def content_type(headers: dict[str, Any]) -> str:
@@ -65,6 +66,12 @@ def _decode_body(body: dict[str, Any]) -> Any:
 
 
 def serialize(data: dict[str, Any]) -> str:
+    return written(encoded(data))
+
+
+def encoded(data: dict[str, Any]) -> dict[str, Any]:
+    """vcrpy's cassette data as the file holds it; refused (SecretInCassetteError) when it holds
+    what looks like a credential."""
     interactions = []
     for interaction in data["interactions"]:
         request, response = dict(interaction["request"]), dict(interaction["response"])
@@ -80,6 +87,11 @@ def serialize(data: dict[str, Any]) -> str:
     findings = detector().find(out)
     if findings:
         raise SecretInCassetteError(findings)  # the recorder names the file
+    return out
+
+
+def written(out: dict[str, Any]) -> str:
+    """The text of an ``encoded`` cassette."""
     return _dump(out)
 
 
@@ -137,15 +149,24 @@ def deserialize(text: str) -> dict[str, Any]:
 
 
 def read_cassette(path: Path) -> dict[str, Any]:
-    """Load and check a cassette file, with an error naming the file and the cause."""
+    """Load and check a cassette file, with an error naming the file (and the line and column) and
+    the cause; what to do about it is the caller's to add (it knows the command that records the
+    cassette again)."""
+    text = None
     try:
-        return deserialize(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return deserialize(text)
     except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteFileError(f"{shown(path)}: cannot be read ({exc})") from exc
+        raise CassetteFileError(f"{shown(path)}: cannot be read ({exc})", text) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
-        raise CassetteFileError(f"{where}: the cassette is not valid YAML ({getattr(exc, 'problem', exc)}); "
-                                "fix it or re-record with --record-mode=rewrite") from exc
+        where = f"{shown(path)}:{mark.line + 1}:{mark.column + 1}" if mark else shown(path)
+        raise CassetteFileError(f"{where}: the cassette is not valid YAML ({getattr(exc, 'problem', exc)})",
+                                text) from exc
     except ValueError as exc:
-        raise CassetteFileError(f"{shown(path)}: not a cassette: {exc}; re-record with --record-mode=rewrite") from exc
+        raise CassetteFileError(f"{shown(path)}: not a cassette: {exc}", text) from exc
+
+
+def names_the_emulator(text: str | None) -> bool:
+    """Whether a cassette's text (one that may not parse) says it was recorded against the emulator."""
+    return text is not None and f"target: {EMULATOR_TARGET}" in text

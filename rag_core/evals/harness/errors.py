@@ -12,7 +12,9 @@ class CaseFileError(HarnessError):
 
 
 class CassetteFileError(HarnessError):
-    pass
+    def __init__(self, message: str, text: str | None = None) -> None:
+        super().__init__(message)
+        self.text = text  # what the file held, when it could be read as text (it may say what it was recorded with)
 
 
 class SecretInCassetteError(HarnessError):

@@ -3,6 +3,7 @@ plugin read the same ``Failure``; only they turn it into text (``Failure.text``)
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,7 +32,13 @@ class Failure:
         return self.golden is not _NO_VALUE
 
     def diff(self) -> str:
-        """The unified diff of the expected and the observed value ("" for a failure without values)."""
+        """The unified diff of the expected and the observed value ("" for a failure without values),
+        bounded whatever their size (``compare.py``); made once, as the terminal and the run record
+        both show it."""
+        return self._diff
+
+    @functools.cached_property
+    def _diff(self) -> str:
         from rag_core.evals.harness.compare import unified, unified_between
 
         if not self.compares_values:

@@ -35,6 +35,12 @@ def rerecord(selector: str, emulated: bool) -> str:
     return _pytest(selector, "--record-mode=rewrite", *_source(emulated), "--update-goldens")
 
 
+def record_again(selector: str, emulated: bool) -> str:
+    """A cassette that cannot be read: record it again. The golden is not rewritten: the new
+    recording is compared with it, as a replay would be."""
+    return _pytest(selector, "--record-mode=rewrite", *_source(emulated))
+
+
 def update_goldens(selector: str) -> str:
     """The cassette is fine but the snapshot changed: accept what the case now observes."""
     return _pytest(selector, "--update-goldens")

@@ -412,8 +412,10 @@ class GoldenHarness:
 
             self.node.user_properties.append(case_property(result))
         if result.failures:
-            pytest.fail(f"{ref.case.id}: {len(result.failures)} check(s) failed\n\n"
-                        + "\n\n".join([failure.text() for failure in result.failures] + result.fixes), pytrace=False)
+            # a run that did not complete leads with why (its exception), not with a count of checks
+            count = "" if not result.completed else f"{len(result.failures)} check(s) failed\n\n"
+            head = f"{ref.case.id}: {count}"
+            pytest.fail(head + "\n\n".join([failure.text() for failure in result.failures] + result.fixes), pytrace=False)
         for report in [failure.text() for failure in result.stale] + result.notes:
             self.node.warn(pytest.PytestWarning(report))
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals.credentials import detector
 from rag_core.evals.harness import cassette_format, routing
-from rag_core.evals.harness.errors import HarnessError, SecretInCassetteError
+from rag_core.evals.harness.errors import CassetteFileError, HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
 from rag_core.evals.harness.network import is_loopback
 from rag_core.evals.harness.provider_env import KEY_VARIABLES
@@ -42,13 +42,14 @@ from rag_core.evals.emulator.conditions import REFUSED_HEADER, Conditions
 from rag_core.evals.emulator.provider import Reply, ScriptedProvider
 from rag_core.evals.harness.pushback import RETRYABLE, Pushback, retried_away, retry_after
 from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.value_sizes import LargeValue, large_values
 
 
 # what a client reads from a response beyond its body: botocore reads an error's type from
 # x-amzn-errortype (without it a recorded ThrottlingException replays as a bare ClientError)
 KEPT_RESPONSE_HEADERS = {"content-type", "x-request-id", "request-id", "openai-version", "x-debug-trace-id",
                          "x-amzn-errortype", "x-amzn-requestid"}
-EMULATOR_TARGET = "rag-core provider emulator"  # recorded_with.target of a cassette the emulator answered
+EMULATOR_TARGET = cassette_format.EMULATOR_TARGET  # recorded_with.target of a cassette the emulator answered
 # marks the recorded requests made while ``CaseRecorder.label`` is set (a judge's: its metric)
 LABEL_HEADER = "rag-core-judge"
 
@@ -180,6 +181,19 @@ class Replay:
     pushbacks: list[Pushback] = field(default_factory=list)
 
 
+class _Measured:
+    """``cassette_format`` as vcrpy's serializer, keeping the values of what it writes that are
+    large enough for the recording to warn about."""
+
+    def __init__(self) -> None:
+        self.large: list[LargeValue] = []
+
+    def serialize(self, data: dict[str, Any]) -> str:
+        out = cassette_format.encoded(data)
+        self.large = large_values(out)
+        return cassette_format.written(out)
+
+
 class _AtomicPersister:
     """vcrpy's filesystem persister, writing the (staging) file atomically.
 
@@ -192,6 +206,7 @@ class _AtomicPersister:
     def __init__(self) -> None:
         self.refused: SecretInCassetteError | None = None
         self.failed: Exception | None = None
+        self.large: list[LargeValue] = []  # the values of the file it wrote that a recording warns about
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import FilesystemPersister
@@ -201,8 +216,10 @@ class _AtomicPersister:
     def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
         from vcr.serialize import serialize
 
+        measured = _Measured()  # the harness's serializer (``_opened`` names it), measuring what it writes
         try:
-            write_atomic(Path(cassette_path), serialize(cassette_dict, serializer))
+            write_atomic(Path(cassette_path), serialize(cassette_dict, measured))
+            self.large = measured.large
         except SecretInCassetteError as exc:
             self.refused = exc
         except Exception as exc:  # noqa: BLE001 (anything: see the class docstring)
@@ -239,11 +256,36 @@ class CaseRecorder:
         self.configure = configure  # the project's pytest_rag_core_configure_cassette hook, given the VCR
         # False for a live run: what it records is observed, never written (it would be discarded)
         self.keep = True
+        self._checked = False  # the committed cassette was found readable (or not to be read) by ``check``
+        self.large: list[LargeValue] = []  # the recorded file's values a recording warns about
 
     @property
     def will_record(self) -> bool:
         exists = self.path.exists()
         return self.mode in ("all", "rewrite", "new_episodes") or (self.mode == "once" and not exists)
+
+    def check(self) -> None:
+        """The committed cassette, if this run reads it, must be one: a CassetteFileError names the
+        file, line and column otherwise. A recording that replaces it does not read it, so one that
+        does not parse is recorded again: ``rewrite`` starts afresh, and ``all`` keeps what it held
+        beyond this run only when it can be read (see ``_starts_from_committed``)."""
+        if self._checked or not self.path.exists():
+            return
+        if not self.will_record or self.mode == "new_episodes":  # replayed, or added to
+            cassette_format.read_cassette(self.path)
+        self._checked = True
+
+    def _starts_from_committed(self) -> bool:
+        """Whether the recording goes into a copy of the committed cassette: ``new_episodes`` adds to
+        it; ``all`` (as vcrpy's) keeps the interactions this run does not record again, if it reads."""
+        if not self.path.exists() or self.mode not in ("new_episodes", "all"):
+            return False
+        if self.mode == "all":
+            try:
+                cassette_format.read_cassette(self.path)
+            except CassetteFileError:
+                return False  # nothing in it can be kept: recorded afresh, as under rewrite
+        return True
 
     def _strict_bodies(self) -> bool:
         return self.mode == "new_episodes"
@@ -293,14 +335,16 @@ class CaseRecorder:
         ``conditions`` if given."""
         import vcr
 
-        if self.path.exists():
-            cassette_format.read_cassette(self.path)  # a corrupt cassette is an error naming the file
+        try:
+            self.check()
+        except CassetteFileError as exc:
+            raise CassetteFileError(f"{exc}; fix it, or record it again with --record-mode=rewrite", exc.text) from None
         recording = self.will_record
         mode = "once" if self.mode == "rewrite" else self.mode
         target = self.path
         if recording:
             self.discard()  # left over from a killed run
-            if self.mode != "rewrite" and self.path.exists():
+            if self._starts_from_committed():
                 shutil.copyfile(self.path, self.staging)  # new interactions are added to a copy
             target = self.staging
         recorder = vcr.VCR(
@@ -372,6 +416,7 @@ class CaseRecorder:
                                        for r, resp in cassette.data[already:]]
             if persister.refused is not None:
                 raise persister.refused
+            self.large = persister.large
             if persister.failed is not None:
                 cause = persister.failed
                 raise HarnessError(f"{shown(self.path)}: the recording could not be written ({type(cause).__name__}: "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -14,10 +15,11 @@ from typing import Any, Callable
 
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals import credentials
-from rag_core.evals.harness import hints
+from rag_core.evals.harness import cassette_format, hints
 from rag_core.evals.harness import judging
 from rag_core.evals.harness.case import GoldenCase, load_expect, read_golden
-from rag_core.evals.harness.errors import CaseFileError, HarnessError, RecordingFailed, UnrecordedRequestError
+from rag_core.evals.harness.errors import (CaseFileError, CassetteFileError, HarnessError, RecordingFailed,
+                                          UnrecordedRequestError)
 from rag_core.evals.harness import wire
 from rag_core.evals.harness.case_run import CaseRun
 from rag_core.evals.harness.checks import HAND_WRITTEN, SNAPSHOT, replay as replay_checks, run_checks
@@ -25,6 +27,9 @@ from rag_core.evals.harness.checks.replay import blocked_message, no_calls_messa
 from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.observe import normalize
 from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.raised import described, origin
+from rag_core.evals.harness import value_sizes
+from rag_core.evals.harness.value_sizes import large_values
 from rag_core.evals.harness.subjects import Subject, subject_of
 from rag_core.evals.harness.target import TargetContext
 from rag_core.evals.harness.provider_env import provider_environment
@@ -71,6 +76,7 @@ class CaseResult:
     wire: dict[str, Any] = field(default_factory=dict)  # the golden fields read from the case's traffic
     notes: list[str] = field(default_factory=list)  # worth a warning, not a failure
     fixes: list[str] = field(default_factory=list)  # commands that fix the failures (not failures themselves)
+    completed: bool = True  # False: the run raised or made no provider call (its first failure says which)
     pushbacks: list[Any] = field(default_factory=list)  # the provider's 429s and 5xx met while recording
 
 
@@ -147,7 +153,8 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
         return ("the provider answered with an error status (" + "; ".join(failed_calls) + "); a case that tests an "
                 "error must say so under expect: error:")
     if error is not None and not expects_error:
-        return f"the run failed: {type(error).__name__}: {error}"
+        where = origin(error)
+        return f"the run failed: {described(error)}" + (f" (raised at {where})" if where else "")
     if idle is not None and no_calls_message(case, idle):
         return no_calls_message(case, idle)
     if provider is not None and provider.unused and not case.allow_unused_turns:
@@ -192,6 +199,12 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
     recorder.keep = not settings.live  # a live run keeps nothing: its recording is never written
     recording = recorder.will_record
     emulated = bool(case.emulate) or settings.emulator
+    try:
+        recorder.check()  # a cassette this run reads must be one; one a recording replaces is not read
+    except CassetteFileError as exc:
+        emulated = emulated or cassette_format.names_the_emulator(exc.text)
+        raise CassetteFileError(f"{case.id}: {exc}; record it again: {hints.record_again(selector, emulated)}"
+                                f"{hints.live_note(emulated)}", exc.text) from None
     if not recording and not recorder.path.exists():
         raise UnrecordedRequestError(
             f"{case.id}: no cassette {shown(recorder.path)} yet. Record it: "
@@ -332,8 +345,12 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         if each is not None and each.blocked_at_import:
             result.notes.append(f"{subject}: while its module was imported, the network guard refused "
                                 + "; ".join(map(str, each.blocked_at_import)) + " (the import went on without it)")
-    result.failures += run_checks(run, (replay_checks.network, replay_checks.no_calls, replay_checks.unused))
+    how = run_checks(run, (replay_checks.raised, replay_checks.network, replay_checks.no_calls, replay_checks.unused))
     result.stale = replay_checks.stale(run, script_digest(case))
+    recorders = [played.recorder] + ([other.recorder] if other is not None else [])
+    if any(f.check in UNFINISHED for f in how):
+        return _not_completed(run, result, how, settings, recorders)
+    result.failures += how
     golden_path = case.golden_path
     # a case recorded for the first time gets its first golden with the recording: replay alone
     # (CI) never writes one, so a case without a reviewed golden still fails there
@@ -341,7 +358,6 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     text = dump(run.observed) if settings.update_goldens or first_golden else None
     # the new golden is refused, read against the old one and staged before anything is committed:
     # the cassette and the golden are replaced together or not at all
-    recorders = [played.recorder] + ([other.recorder] if other is not None else [])
     staged: Path | None = None
     try:
         if text is not None:
@@ -360,6 +376,7 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
             each.commit()
     if staged is not None:
         os.replace(staged, golden_path)
+    result.notes += _large_values(case, recorders if recording else [], run.observed if staged is not None else None)
     if text is not None:
         result.failures += snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
         return result
@@ -376,6 +393,63 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     result.failures += snapshot + run_checks(run, HAND_WRITTEN)  # hand-written: --update-goldens changes none
     if result.stale and (settings.strict_cassettes or snapshot):
         result.failures += result.stale
+    return result
+
+
+def _large_values(case: GoldenCase, recorded: list[CaseRecorder], golden: dict[str, Any] | None) -> list[str]:
+    """A warning per file just recorded or written (the case, its cassettes, its golden) that
+    holds a value over ``value_sizes.LARGE``."""
+    files: list[tuple[Path | None, Any]] = [(each.path, each.large) for each in recorded]
+    if recorded:
+        files.insert(0, (case.source, large_values(case.model_dump(exclude_defaults=True))))
+    if golden is not None:
+        files.append((case.golden_path, large_values(golden)))
+    return [value_sizes.warning(shown(path), found) for path, found in files if found]
+
+
+# the checks that say a run did not complete: it raised (and no error was expected), or it made no
+# provider call (and the case does not say that is what it does)
+UNFINISHED = ("raised", "no_calls")
+
+
+def _not_completed(run: CaseRun, result: CaseResult, how: list[Failure], settings: Settings,
+                   recorders: list[CaseRecorder]) -> CaseResult:
+    """A run that did not complete observed no snapshot of the program: its golden is not written
+    from it (``--update-goldens`` keeps the old one, byte for byte), and why it did not complete
+    leads the report. A comparison with a value it did observe (the requests it sent before it
+    raised) is shown after it; a comparison with what it never produced (a diff against null), or
+    that would offer a fix, is named in one line. No fix is offered: accepting what it observed, or
+    recording it again, is never the fix."""
+    for each in recorders:  # a recording that did not complete is refused before this; keep nothing
+        each.discard()
+    case = run.case
+    run.golden = load_expect(case.golden_path)
+    raised = [f for f in how if f.check == "raised"]
+    # a run that raised made no (further) call because it raised: the exception is the news
+    leads = raised or [f for f in how if f.check == "no_calls"]
+    compared = [f for f in snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
+                if not (f.check == "error" and f.source == "case")]  # "the run failed with ...": the lead says it
+    shown_too = [f for f in how if f.check == "network"] + [  # the guard's refusals: often why it raised
+        f for f in compared if f.compares_values and f.observed not in (None, "", [], {})]
+    summed_up = ([f for f in how if f.check not in (*UNFINISHED, "network")] + result.stale
+                 + [f for f in compared if not any(f is kept for kept in shown_too)])
+    notes = []
+    if settings.update_goldens or run.recording:
+        golden = shown(case.golden_path)
+        notes.append(f"{golden} is kept as it was: a golden is written only from a run that completed"
+                     if case.golden_path.exists() else
+                     f"no golden is written to {golden}: a golden is written only from a run that completed")
+    if summed_up:
+        named: dict[str, list[str]] = {}
+        for failure in summed_up:
+            what = {"unused": "unused interactions", "stale": f"stale {failure.field}"}.get(failure.check, failure.field)
+            if what not in named.setdefault(failure.where, []):
+                named[failure.where].append(what)
+        notes.append("differences not shown, since the run did not complete: "
+                     + "; ".join(f"{where}: {', '.join(whats)}" for where, whats in named.items()))
+    leads[0] = dataclasses.replace(leads[0], message="\n  ".join([leads[0].message, *notes]))
+    result.failures = leads + shown_too
+    result.stale, result.fixes, result.completed = [], [], False
     return result
 
 

@@ -12,6 +12,7 @@ from rag_core.evals.harness.build import PROVIDER, build_agent, build_model
 from rag_core.evals.harness.case import GoldenCase, ModelSpec
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.observe import observe, observe_target
+from rag_core.evals.harness.raised import defined_at
 from rag_core.evals.harness.target import TargetContext, answer_text, load_target, settle, takes_context
 
 # what a run produced and how it ended: (the agent and its outputs, or a target's answers; its error)
@@ -56,6 +57,11 @@ class AgentSubject:
 
     def judge_inputs(self, produced: Any, replay: Any, turn_starts: list[int]) -> tuple[str, list[str]]:
         return judging.agent_inputs(produced[1])
+
+    def defined_at(self) -> str | None:
+        """Where to look when calling the subject fails before its code runs: never, for an agent the
+        harness builds and runs itself (its exceptions come from its own frames or the user's)."""
+        return None
 
     def observe(self, produced: Any, seen_on_wire: dict[str, Any], error: BaseException | None
                 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
@@ -107,6 +113,11 @@ class TargetSubject:
 
     def judge_inputs(self, produced: Any, replay: Any, turn_starts: list[int]) -> tuple[str, list[str]]:
         return judging.target_inputs(produced, wire.observe(replay.exchanges, turn_starts))
+
+    def defined_at(self) -> str | None:
+        """Where the callable is defined: a call that fails on its signature raises in the harness's
+        frame, and this is where to look."""
+        return defined_at(self._target) if self._target is not None else None
 
     def observe(self, produced: Any, seen_on_wire: dict[str, Any], error: BaseException | None
                 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:

@@ -6,9 +6,10 @@ stretches fold into one row, so a one-line edit in a long request body stays one
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from rag_core.evals.harness.compare import cut_line, cut_note, cut_pair, match_lines
 
 CONTEXT = 3  # unchanged lines kept around each change
 
@@ -38,26 +39,30 @@ def shown_text(value: Any, cut: bool) -> str:
 
 
 def rows(golden: str, observed: str, context: int = CONTEXT) -> list[Row]:
+    """The rows of two texts, matched as every diff is (``compare.match_lines``: bounded), each
+    line cut to ``compare.LINE`` characters (a changed one around its change)."""
     left, right = golden.splitlines(), observed.splitlines()
     out: list[Row] = []
-    opcodes = difflib.SequenceMatcher(None, left, right, autojunk=False).get_opcodes()
+    opcodes = match_lines(left, right).opcodes
     for number, (op, i1, i2, j1, j2) in enumerate(opcodes):
         if op == "equal":
             out += _unchanged(left[i1:i2], right[j1:j2], first=number == 0, last=number == len(opcodes) - 1,
                               context=context)
+        elif op == "cut":
+            out.append(Row("…", cut_note((i2 - i1, j2 - j1)), None))
         elif op == "delete":
-            out += [Row("-", line, None) for line in left[i1:i2]]
+            out += [Row("-", cut_line(line), None) for line in left[i1:i2]]
         elif op == "insert":
-            out += [Row("+", None, line) for line in right[j1:j2]]
+            out += [Row("+", None, cut_line(line)) for line in right[j1:j2]]
         else:  # replace: paired line by line, the longer side's rest alone
             a, b = left[i1:i2], right[j1:j2]
             for k in range(max(len(a), len(b))):
                 if k < len(a) and k < len(b):
-                    out.append(Row("~", a[k], b[k]))
+                    out.append(Row("~", *cut_pair(a[k], b[k])))
                 elif k < len(a):
-                    out.append(Row("-", a[k], None))
+                    out.append(Row("-", cut_line(a[k]), None))
                 else:
-                    out.append(Row("+", None, b[k]))
+                    out.append(Row("+", None, cut_line(b[k])))
     return out
 
 
@@ -66,8 +71,8 @@ def _unchanged(a: list[str], b: list[str], first: bool, last: bool, context: int
     head = 0 if first else context
     tail = 0 if last else context
     if len(a) <= head + tail + 1:
-        return [Row("=", x, y) for x, y in zip(a, b)]
-    kept_head = [Row("=", x, y) for x, y in zip(a[:head], b[:head])]
-    kept_tail = [Row("=", x, y) for x, y in zip(a[len(a) - tail:], b[len(b) - tail:])]
+        return [Row("=", cut_line(x), cut_line(y)) for x, y in zip(a, b)]
+    kept_head = [Row("=", cut_line(x), cut_line(y)) for x, y in zip(a[:head], b[:head])]
+    kept_tail = [Row("=", cut_line(x), cut_line(y)) for x, y in zip(a[len(a) - tail:], b[len(b) - tail:])]
     folded = len(a) - head - tail
     return [*kept_head, Row("…", f"{folded} unchanged line{'s' if folded != 1 else ''}", None), *kept_tail]

@@ -53,14 +53,15 @@ def size_of(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
-def cut_text(text: str, limit: int = VALUE_LIMIT) -> tuple[str, int | None]:
+def cut_text(text: str, limit: int = VALUE_LIMIT, whole: int | None = None) -> tuple[str, int | None]:
     """``text`` cut to ``limit`` UTF-8 bytes (at a character boundary, with a closing mark), and its
-    full size when it was cut (None when whole)."""
+    full size when it was cut (None when whole); ``whole`` is the size the mark names, when ``text``
+    is itself a shortened form of something larger."""
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text, None
     head = data[:limit].decode("utf-8", "ignore")
-    return f"{head}\n… (cut: {len(data):,} bytes in all)", len(data)
+    return f"{head}\n… (cut: {whole or len(data):,} bytes in all)", len(data)
 
 
 def bound_value(value: Any, limit: int = VALUE_LIMIT) -> tuple[Any, int | None]:
@@ -71,12 +72,13 @@ def bound_value(value: Any, limit: int = VALUE_LIMIT) -> tuple[Any, int | None]:
     if size <= limit:
         return plain, None
     if isinstance(plain, str):
-        text = plain
-    else:
-        from rag_core.evals.harness.yaml_dump import dump_for_diff
+        head, _ = cut_text(plain, limit)
+        return head, size
+    # the head of its YAML text; a large value is cut before it is written out (``abridge.alone``)
+    from rag_core.evals.harness.abridge import alone
+    from rag_core.evals.harness.yaml_dump import dump_for_diff
 
-        text = dump_for_diff(plain)
-    head, _ = cut_text(text, limit)
+    head, _ = cut_text(dump_for_diff(alone(plain)), limit, whole=size)
     return head, size
 
 

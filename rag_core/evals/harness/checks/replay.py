@@ -13,6 +13,7 @@ from rag_core.evals.harness.case_run import CaseRun
 from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.observe import normalize
 from rag_core.evals.harness.paths import shown
+from rag_core.evals.harness.raised import described, origin
 
 if TYPE_CHECKING:
     from rag_core.evals.harness.network import BlockedAttempt
@@ -37,6 +38,34 @@ def no_calls_message(case: GoldenCase, subject: str) -> str | None:
     return (f"{shown(case.source)}: {subject} made no provider call, so the case pins nothing (a coroutine "
             "never awaited, a cached answer, a client the harness does not intercept?); if that is what it should "
             "do, say so with expect: {usage: {max_rounds: 0}}")
+
+
+def raised(run: CaseRun) -> list[Failure]:
+    """A subject, or a judge, that raised in a case that expects no error (``expect: error:``): its
+    run did not complete, so what it observed is not a snapshot of the program. The exception and
+    where it was raised lead the case's report."""
+    if run.case.expect.error is not None:
+        return []
+    failures = []
+    for played, subject in _subjects(run):
+        if played.error is not None:
+            failures.append(_raised(run, subject or "the agent", played.error, played.subject.defined_at()))
+        if played.judge_error is not None:
+            index = len(played.judgements)
+            metric = (run.case.expect.judge or [])[index].metric
+            failures.append(_raised(run, f"the judge of expect.judge[{index}] ({metric})", played.judge_error, None))
+    return failures
+
+
+def _raised(run: CaseRun, who: str, error: BaseException, defined: str | None) -> Failure:
+    where = origin(error)
+    if where is not None:
+        place = f"\n  raised at {where}"
+    elif defined is not None:  # it failed in being called (its signature): look at its definition
+        place = f"\n  raised in calling it (defined at {defined})"
+    else:
+        place = ""
+    return Failure("raised", "case", shown(run.case.source), "error", f"{who} raised {described(error)}{place}")
 
 
 def _subjects(run: CaseRun) -> list[tuple[Played, str]]:
