@@ -6,8 +6,11 @@ import hashlib
 import os
 import shlex
 import shutil
+import socket
 import textwrap
+import threading
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -108,3 +111,21 @@ def record(project: pytest.Pytester, *extra: str) -> None:
     _RECORDED[key] = {name: data for name, data in _files(project.path).items() if before.get(name) != data}
 
 
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A loopback server that takes connections and never answers; yields its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    taken: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                taken.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield listener.getsockname()[1]
+    listener.close()
+    for connection in taken:
+        connection.close()

@@ -319,6 +319,9 @@ class GoldenCase(_Strict):
     min_pass_rate: float = Field(1.0, ge=0, le=1, description="--live --repeat N: the share of runs that must pass")
     max_concurrency: int | None = Field(None, ge=1, description="--live --concurrency N: at most this many of the "
                                         "case's runs at once (its tools share a resource, say)")
+    timeout: float | None = Field(None, gt=0, allow_inf_nan=False, strict=True,
+                                  description="seconds one run of the case may take, over the session's --case-timeout "
+                                              "(300 by default when CI is set); past it the case fails, writing nothing")
     normalize: list[NormalizeRule] = Field(default_factory=list)
     expect: Expect = Field(default_factory=Expect)
 

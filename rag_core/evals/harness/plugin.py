@@ -10,6 +10,7 @@ it, so projects without golden cases pay only for this module.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 import os
@@ -44,6 +45,9 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                     help="record against the built-in provider emulator (in-process, no key) instead of the live API")
     group.addoption("--record-timeout", type=float, default=60.0, metavar="SECONDS",
                     help="while recording, how long one provider request may take (default 60)")
+    group.addoption("--case-timeout", default=None, metavar="SECONDS",
+                    help="how long one run of a golden case may take before it fails, naming where it was stuck "
+                         "(default 300 when CI is set, else none; a case's timeout: overrides it; off: no limit at all)")
     group.addoption("--strict-cassettes", action="store_true", default=None,
                     help="fail cases whose cassette no longer matches what the agent sends (default on under CI)")
     group.addoption("--no-strict-cassettes", action="store_false", dest="strict_cassettes",
@@ -193,6 +197,7 @@ def pytest_configure(config: pytest.Config) -> None:
     timeout = config.getoption("record_timeout", 60.0)
     if not (math.isfinite(timeout) and timeout > 0):
         raise pytest.UsageError(f"--record-timeout={timeout:g}: give a number of seconds above 0")
+    _check_case_timeout(config)
     if live and (config.getoption("update_goldens") or record_mode(config) != "none"):
         raise pytest.UsageError("--live writes no cassette or golden: drop --update-goldens and --record-mode")
     report = config.getoption("golden_report", None)
@@ -214,6 +219,26 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[STASH]["refs"] = _Cases(config)  # not None: the session has a cases folder (orphans)
         if config.getoption("markers", False):  # pytest --markers lists the cases' tags
             discover(config)
+
+
+def _check_case_timeout(config: pytest.Config) -> None:
+    """--case-timeout, read once (``time_limit.py``); the backstop's last words are written past
+    pytest's output capture (the process ends right after them)."""
+    from rag_core.evals.harness.time_limit import session_timeouts
+
+    try:
+        timeouts = session_timeouts(config.getoption("case_timeout", None), os.environ)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+    def say(text: str) -> None:
+        capture = config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:
+            capture.suspend_global_capture(in_=False)
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    config.stash[STASH]["case_timeouts"] = dataclasses.replace(timeouts, say=say)
 
 
 def _check_live_options(config: pytest.Config, live: bool) -> None:
@@ -308,6 +333,7 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         retries=config.getoption("retries"),
         conditions=_conditions(config),
         emulator=config.getoption("emulator"),
+        case_timeouts=config.stash[STASH]["case_timeouts"],
         configure_cassette=lambda case, vcr: config.hook.pytest_rag_core_configure_cassette(case=case, vcr=vcr),
     )
     yield settings

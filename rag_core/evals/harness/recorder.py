@@ -24,6 +24,7 @@ import http
 import json
 import os
 import shutil
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -32,7 +33,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals.credentials import detector
-from rag_core.evals.harness import cassette_format, routing
+from rag_core.evals.harness import cassette_format, routing, stuck
 from rag_core.evals.harness.errors import CassetteFileError, HarnessError, SecretInCassetteError
 from rag_core.evals.harness.modes import RECORD_MODES
 from rag_core.evals.harness.network import is_loopback
@@ -201,12 +202,13 @@ class _AtomicPersister:
     an exception there leaves its HTTP-client patches in place, so the next case would record
     into a cassette committed with part of its interactions. A credential refusal, or a write
     that fails (a full disk, a file too large, an unwritable folder), is kept and raised by the
-    recorder once vcrpy has exited cleanly."""
+    recorder once vcrpy has exited cleanly. A run given up (``CaseRecorder.end``) writes nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, ended: threading.Event, writing: threading.Lock) -> None:
         self.refused: SecretInCassetteError | None = None
         self.failed: Exception | None = None
         self.large: list[LargeValue] = []  # the values of the file it wrote that a recording warns about
+        self.ended, self.writing = ended, writing
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import FilesystemPersister
@@ -218,8 +220,10 @@ class _AtomicPersister:
 
         measured = _Measured()  # the harness's serializer (``_opened`` names it), measuring what it writes
         try:
-            write_atomic(Path(cassette_path), serialize(cassette_dict, measured))
-            self.large = measured.large
+            with self.writing:
+                if not self.ended.is_set():
+                    write_atomic(Path(cassette_path), serialize(cassette_dict, measured))
+                    self.large = measured.large
         except SecretInCassetteError as exc:
             self.refused = exc
         except Exception as exc:  # noqa: BLE001 (anything: see the class docstring)
@@ -258,6 +262,8 @@ class CaseRecorder:
         self.keep = True
         self._checked = False  # the committed cassette was found readable (or not to be read) by ``check``
         self.large: list[LargeValue] = []  # the recorded file's values a recording warns about
+        self.ended = threading.Event()  # set by ``end``: the run was given up
+        self._writing = threading.Lock()  # the staging file is written, or removed by ``end``, not both at once
 
     @property
     def will_record(self) -> bool:
@@ -327,6 +333,14 @@ class CaseRecorder:
     def discard(self) -> None:
         self.staging.unlink(missing_ok=True)
 
+    def end(self) -> None:
+        """The run was given up (it overran its time limit, and its thread may still be going):
+        nothing it records is written from now on, and its staging file goes. Its cassette
+        refuses further requests (``stuck.watch_requests``)."""
+        with self._writing:
+            self.ended.set()
+            self.discard()
+
     @contextmanager
     def use(self, sdk_version: str, emulator: ScriptedProvider | None = None,
             conditions: Conditions | None = None) -> Iterator[Replay]:
@@ -355,7 +369,7 @@ class CaseRecorder:
             decode_compressed_response=True,
         )
         recorder.register_serializer("rag_core", cassette_format)
-        persister = _AtomicPersister()
+        persister = _AtomicPersister(self.ended, self._writing)
         recorder.register_persister(persister)
         recorder.register_matcher("json_body", self._body_matcher)
         if self.configure is not None:
@@ -406,6 +420,7 @@ class CaseRecorder:
                 cassette.append = append
                 if recording and emulator is not None:
                     _answer_in_process(cassette, emulator, conditions)
+                stuck.watch_requests(self, cassette)  # for a run with a time limit: its requests in flight
                 try:
                     yield replay
                 finally:

@@ -28,7 +28,7 @@ from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.observe import normalize
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.raised import described, origin
-from rag_core.evals.harness import value_sizes
+from rag_core.evals.harness import stuck, time_limit, value_sizes
 from rag_core.evals.harness.value_sizes import large_values
 from rag_core.evals.harness.subjects import Subject, subject_of
 from rag_core.evals.harness.target import TargetContext
@@ -62,6 +62,8 @@ class Settings:
     conditions: Conditions | None = None
     # (case, vcr) -> None: the project's pytest_rag_core_configure_cassette hook (see hookspecs.py)
     configure_cassette: Callable[[GoldenCase, Any], None] | None = None
+    # --case-timeout: how long one run of a case may take (a case's timeout: over it)
+    case_timeouts: time_limit.CaseTimeouts = field(default_factory=time_limit.CaseTimeouts)
 
 
 @dataclass
@@ -227,7 +229,8 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
             require_key(PROVIDER[spec.api])
     with guard as blocked, provider_environment(), waits:
         # imported or built in the case's environment, behind the guard
-        subject.prepare(timeout=settings.record_timeout if recording else None)
+        with stuck.preparing(subject):
+            subject.prepare(timeout=settings.record_timeout if recording else None)
         at_import, blocked[:] = list(blocked), []
         with recorder.use(sdk, provider, settings.conditions if provider is not None else None) as replay:
             started = time.perf_counter()
@@ -235,7 +238,8 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
                                     emulated=provider is not None or (
                                         not recording and replay.recorded_with.get("target") == EMULATOR_TARGET),
                                     fixtures=settings.fixtures_dir)
-            produced, error = subject.run(turn_starts, replay, context)
+            with stuck.running(subject, turn_starts, len(case.inputs)):
+                produced, error = subject.run(turn_starts, replay, context)
             seconds = time.perf_counter() - started
             judge_start, judgements, judge_error = len(replay.exchanges), [], None
             agent_calls = len(provider.requests) if provider is not None else 0  # the judges' come after
@@ -245,7 +249,8 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
                 def judge_model(spec: Any) -> Any:
                     return build_model(spec, timeout=settings.record_timeout if recording else None)
 
-                judgements, judge_error = judging.run_judges(case, answer, judged_context, recorder, judge_model)
+                with stuck.judging(recorder):
+                    judgements, judge_error = judging.run_judges(case, answer, judged_context, recorder, judge_model)
         during_run = list(blocked)
     from vcr.errors import CannotOverwriteExistingCassetteException
 
@@ -317,7 +322,17 @@ def _inside(folder: Path, name: str, case: GoldenCase) -> Path:
 def play_subjects(case: GoldenCase, settings: Settings, selector: str) -> tuple[Played, Played | None]:
     """Play the case's subject (judged), then its ``compare_with`` subject, if any, in their
     cassettes under ``settings.cassettes_dir``; if the second fails, the first's recording is
-    discarded too."""
+    discarded too. Both within the case's time limit, if it has one (``time_limit.py``)."""
+    limit = settings.case_timeouts.of(case)
+    if limit is None:
+        return _play_both(case, settings, selector)
+    writes = not settings.live and (settings.record_mode != "none" or settings.update_goldens)
+    intact = ([shown(settings.cassettes_dir / name) for name in case.cassette_names()] + [shown(case.golden_path)]
+              if writes else [])  # what a run that overran leaves as it was, for its message
+    return time_limit.within(case.id, limit, functools.partial(_play_both, case, settings, selector), intact)
+
+
+def _play_both(case: GoldenCase, settings: Settings, selector: str) -> tuple[Played, Played | None]:
     played = _play(case, settings, selector, _inside(settings.cassettes_dir, case.cassette_name(), case),
                    subject_of(case, case.target))
     if case.compare_with is None:
