@@ -240,9 +240,57 @@ def test_interrupted_recording_at_once_leaves_whole_files_and_a_rerun_records_th
     assert not [p for p in project.path.rglob("*") if p.name.endswith((".recording", ".staged"))]
     cassettes = sorted(p.stem for p in (project.path / "cassettes").rglob("*.yaml"))
     assert cassettes == written
+    # every golden written is named for review, those of runs that ended after the interrupt too
+    assert f"{len(written)} new goldens, 0 goldens updated, {len(written)} recorded" in output, output
+    assert sorted(line.split("new golden: ")[1].split()[0] for line in output.splitlines()
+                  if "new golden: " in line) == written
+    assert _recorded_in_the_run_record(project) == {case_id: "new" for case_id in written}
     rerun = subprocess.run(command[:-4], cwd=project.path, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stdout[-3000:]
     assert f"{10 - len(written)} recorded" in rerun.stdout  # only what had not finished
+
+
+def _recorded_in_the_run_record(project) -> dict[str, str]:
+    """The recorded cases of the newest run record, with their status."""
+    record = json.loads(sorted((project.path / ".rag-core" / "runs").glob("*.json"))[-1].read_text())
+    return {case["id"]: case["status"] for case in record["cases"] if case.get("recorded")}
+
+
+def test_interrupted_rewrite_at_once_names_every_golden_it_rewrote(project):
+    """Ctrl-C while rewriting at once: the runs under way ended and committed their cassettes and
+    goldens, but the summary said 0 goldens updated, 0 recorded, and the run record listed none."""
+    goldens = project.path / "fixtures" / "goldens"
+    case = (goldens / "with_tool.yaml").read_text()
+    for number in range(8):
+        (goldens / f"copy_{number}.yaml").write_text(case.replace("id: with_tool", f"id: copy_{number}"))
+    project.runpytest("evals", "--record-mode=once", "--emulator", "--update-goldens").assert_outcomes(passed=10)
+    for path in goldens.glob("*.yaml"):  # each answer changes: each golden rewritten is updated
+        if not path.name.endswith(".golden.yaml"):
+            path.write_text(path.read_text().replace("text: Fish sauce and palm sugar.", "text: Only palm sugar.")
+                            .replace("text: Soak the noodles.", "text: Soak the rice noodles."))
+    before = {p.name: p.read_bytes() for p in goldens.glob("*.golden.yaml")}
+    cassettes_before = {p.stem: p.read_bytes() for p in (project.path / "cassettes").rglob("*.yaml")}
+    # Ctrl-C as the first case is reported, in a process of its own (it ends pytester's session too)
+    project.makeconftest(INTERRUPTING)
+    (project.path / "interrupt").write_text("")
+    cut = project.runpytest_subprocess("evals", "--record-mode=rewrite", "--emulator", "--update-goldens",
+                                       "--concurrency", "4", "--emulator-latency", "0.3")
+    assert cut.ret == pytest.ExitCode.INTERRUPTED
+    output = cut.stdout.str()
+    written = sorted(name.removesuffix(".golden.yaml") for name, text in before.items()
+                     if (goldens / name).read_bytes() != text)
+    # the case reported, and the runs under way that ended after the interrupt (how many began
+    # meanwhile depends on how soon the session's thread got to stop them)
+    assert len(written) > 1, output
+    # each pair rewritten whole, and only those
+    assert sorted(stem for stem, text in cassettes_before.items()
+                  if (project.path / "cassettes" / f"{stem}.yaml").read_bytes() != text) == written
+    assert f"0 new goldens, {len(written)} goldens updated, {len(written)} recorded" in output, output
+    assert sorted(line.split("golden updated: ")[1].split()[0] for line in output.splitlines()
+                  if "golden updated: " in line) == written
+    assert sorted(line.split("cut short: ")[1].split()[0] for line in output.splitlines()
+                  if "cut short: " in line) == written[1:]
+    assert _recorded_in_the_run_record(project) == {case_id: "updated" for case_id in written}
 
 
 def test_every_live_repeat_of_a_dspy_program_asks_the_model():

@@ -13,7 +13,7 @@ import pytest
 
 from rag_core.evals.emulator.provider import ScriptedProvider
 from rag_core.evals.harness import routing
-from rag_core.evals.harness.network import NetworkBlockedError, network_blocked
+from rag_core.evals.harness.network import NetworkBlockedError, late_attempts, network_blocked
 from rag_core.evals.harness.recorder import CaseRecorder
 from rag_core.evals.harness.wait_bound import bounded_waits
 
@@ -117,17 +117,23 @@ def test_an_event_loops_executor_serves_each_task_as_its_run(tmp_path):
     assert asyncio.run(both()) == ["run a", "run b"]
 
 
-def test_a_job_whose_run_has_ended_is_no_longer_that_runs(tmp_path):
+def test_a_job_whose_run_has_ended_is_still_that_runs_and_is_refused(tmp_path):
     """A job left in a shared pool by a run that has ended (a logging callback, say) is not
-    recorded into that run's closed cassette, where it would be lost: with two other runs open
-    it cannot be told from either, and says so."""
+    recorded into that run's closed cassette, where it would be lost, nor into another run's: it
+    is refused, and kept for the session's summary naming the run and the request."""
     shared = ThreadPoolExecutor(1)
     a_ended, others_open, done = threading.Event(), threading.Barrier(3), threading.Event()
 
     def late() -> BaseException | None:
         a_ended.wait(timeout=10)
         others_open.wait(timeout=10)
-        return _refused_post(done)
+        try:
+            httpx.post(URL, json=BODY)
+        except NetworkBlockedError as exc:
+            return exc
+        finally:
+            done.set()
+        return None
 
     recorder = CaseRecorder(tmp_path / "a.yaml", "all")
     with recorder.use("sdk", ScriptedProvider([{"text": "run a"}], seed="a")):
@@ -139,6 +145,7 @@ def test_a_job_whose_run_has_ended_is_no_longer_that_runs(tmp_path):
         with other.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
             others_open.wait(timeout=10)
             done.wait(timeout=10)
+        other.commit()
 
     try:
         with ThreadPoolExecutor(2) as pool:
@@ -148,7 +155,10 @@ def test_a_job_whose_run_has_ended_is_no_longer_that_runs(tmp_path):
                 each.result()
     finally:
         shared.shutdown()
-    assert isinstance(error, routing.AmbiguousRequestError)
+    assert "case a has ended" in str(error)
+    assert [(x.case, x.what, x.address) for x in late_attempts()] == [("a", "POST", URL)]
+    for name in ("b", "c"):  # nothing recorded
+        assert "Which run is this?" not in (tmp_path / f"{name}.yaml").read_text()
 
 
 def test_a_request_no_run_can_be_told_from_is_an_error_not_a_guess(tmp_path):
@@ -383,7 +393,7 @@ def test_a_live_runs_coroutine_on_a_shared_loop_is_not_stopped_by_another_cases_
     results: dict[str, object] = {}
 
     def live() -> None:
-        with routing.own_run():  # a run, not guarded (recording live)
+        with routing.own_run("live"):  # a run, not guarded (recording live)
             assert guarded_open.wait(timeout=10)
             try:
                 results["live"] = _on(shared_loop, port)
@@ -440,6 +450,4 @@ def test_a_pool_job_is_charged_to_the_case_that_submitted_it():
             shared.submit(_reach_out, port).result(timeout=10)
     finally:
         shared.shutdown()
-    from rag_core.evals.harness.network import late_attempts
-
     assert (first, [x.case for x in second], late_attempts()) == ([], ["second"], [])

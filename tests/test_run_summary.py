@@ -14,8 +14,8 @@ from rag_core.cli import main
 from rag_core.evals.credentials import detector
 from rag_core.evals.report import markdown
 from rag_core.evals.report.markdown import Links, summary
-from rag_core.evals.runs.schema import (CaseEntry, FailureEntry, GitState, QueryEntry, RetrieverEntry, RunOptions,
-                                        RunRecord)
+from rag_core.evals.runs.schema import (CaseEntry, FailureEntry, GitState, LateAttempt, QueryEntry, RetrieverEntry,
+                                        RunOptions, RunRecord)
 from rag_core.evals.runs.store import RunStore, load
 
 pytest_plugins = ["pytester"]
@@ -166,9 +166,10 @@ def test_the_shards_of_a_run_merge_into_one_record_the_report_and_the_summary_re
     one = write(tmp_path / "shards", "one.json", a_record(
         [CaseEntry("a", "passed", 1.0, 10), CaseEntry("b", "failed", 2.0, 20, failures=[a_failure()])],
         retrieval=[a_retriever("bm25")], started="2025-03-01T10:00:05Z", seconds=30.0, exit_status=1))
-    two = write(tmp_path / "shards", "two.json", a_record(
-        [CaseEntry("c", "new", 0.5, 5, recorded=True)], retrieval=[a_retriever("dense")],
-        started="2025-03-01T10:00:01Z", seconds=42.0, exit_status=0))
+    second = a_record([CaseEntry("c", "new", 0.5, 5, recorded=True)], retrieval=[a_retriever("dense")],
+                      started="2025-03-01T10:00:01Z", seconds=42.0, exit_status=0)
+    second.late = [LateAttempt("c", "POST https://api.openai.com/v1/responses by httpx._client")]
+    two = write(tmp_path / "shards", "two.json", second)
     runs = tmp_path / "runs"
     assert main(["merge", str(one), str(two), "--runs-dir", str(runs), "--summary", str(tmp_path / "summary.md")]) == 0
     out = capsys.readouterr().out
@@ -178,6 +179,7 @@ def test_the_shards_of_a_run_merge_into_one_record_the_report_and_the_summary_re
     assert merged.started == "2025-03-01T10:00:01Z" and merged.seconds == 42.0 and merged.exit_status == 1
     assert merged.git == GitState("0123456789abcdef", False) and merged.cases[1].failures == [a_failure()]
     assert merged.notes[-1] == f"merged from 2 shard records: {one}, {two}"
+    assert merged.late == second.late
     text = (tmp_path / "summary.md").read_text()
     assert "| 3 | 1 | 1 | 0 | 1 | 0 | 35 |" in text and "#### `b`" in text and "| `mini/dense` | pass |" in text
     assert main(["report", "--runs-dir", str(runs), "-o", str(tmp_path / "report.html")]) == 0

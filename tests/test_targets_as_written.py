@@ -441,8 +441,8 @@ def test_a_thread_the_subject_started_stays_guarded_after_its_case(agents):
     _case(agents, "b_later", "lingering_agent:later")
     result = agents.runpytest("evals", "--record-mode=once", "--emulator", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*after case a_lingering had ended, a thread it started reached for the network: "
-                                 "name resolution of metrics.example.com*"])
+    result.stdout.fnmatch_lines(["*after case a_lingering had ended, a thread or task it left running reached for the "
+                                 "network: name resolution of metrics.example.com*"])
 
 
 def test_the_context_goes_only_to_a_target_that_asks_for_it():

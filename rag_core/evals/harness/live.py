@@ -141,7 +141,7 @@ def _attempt(case: GoldenCase, settings: Settings, selector: str) -> tuple[LiveR
     """One run of the case, recorded into a scratch folder of its own that is thrown away: what
     it came to, the pushbacks it met, and whether it failed because of them (a retryable status
     the client did not get past, or a timeout)."""
-    with tempfile.TemporaryDirectory(prefix="rag-core-live-") as scratch, routing.own_run():
+    with tempfile.TemporaryDirectory(prefix="rag-core-live-") as scratch, routing.own_run(case.id):
         scratch_settings = dataclasses.replace(settings, cassettes_dir=Path(scratch), record_mode="all",
                                                update_goldens=False)
         played, other = play_subjects(case, scratch_settings, selector)

@@ -70,6 +70,12 @@ class _Concurrent:
             pool.shutdown(wait=True)
         self._held.close()
 
+    def finished(self) -> list[tuple[str, CaseResult]]:
+        """(selector, result) of each case whose run ended with a result (what it recorded is
+        written). After ``close``, those of a session cut short (Ctrl-C) too: their tests may not
+        have reported them."""
+        return []
+
 
 def _import_before_the_runs() -> None:
     """numpy (the vector stores, bm25s, chromadb and scipy import it on first use) imported in the
@@ -127,11 +133,14 @@ class LiveSession(_Concurrent):
 
 class RecordingSession(_Concurrent):
     """Recording (live, or against the emulator): the cases at once, each committed on its own
-    when it succeeds, exactly as one at a time would (same files, same bytes)."""
+    when it succeeds, exactly as one at a time would (same files, same bytes). A session cut
+    short (Ctrl-C) lets the runs under way end, and commit: ``finished`` names what they
+    wrote, for the summary and the run record to list."""
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        self.submitted: dict[str, Future[CaseResult]] = {}
+        self.submitted: dict[str, Future[CaseResult]] = {}  # kept to the end: see ``finished``
+        self.selectors: dict[str, str] = {}
 
     def _record(self, case: GoldenCase, selector: str) -> CaseResult:
         if self.stop.is_set():
@@ -146,12 +155,18 @@ class RecordingSession(_Concurrent):
             if case.id not in self.submitted:
                 pool = self.pool_of(subject_of(case, case.target).provider)
                 self.submitted[case.id] = pool.submit(self._record, case, selector)
+                self.selectors[case.id] = selector
 
     def result(self, case: GoldenCase, selector: str) -> Any:
         if not self.at_once:
             return self._record(case, selector)
         self.submit([(case, selector)])
-        return self.submitted.pop(case.id).result()
+        return self.submitted[case.id].result()
+
+    def finished(self) -> list[tuple[str, CaseResult]]:
+        # a run that failed wrote nothing; one cancelled never began
+        return [(self.selectors[case_id], future.result()) for case_id, future in self.submitted.items()
+                if future.done() and not future.cancelled() and future.exception() is None]
 
 
 def record_with_retries(case: GoldenCase, settings: Settings, selector: str, limit: AdaptiveLimit,
@@ -161,7 +176,7 @@ def record_with_retries(case: GoldenCase, settings: Settings, selector: str, lim
     saying so."""
 
     def make() -> Tried[CaseResult]:
-        with routing.own_run():
+        with routing.own_run(case.id):
             try:
                 result = run_case(case, settings, selector)
             except RecordingFailed as exc:

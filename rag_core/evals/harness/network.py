@@ -13,11 +13,12 @@ Each attempt is charged to the case whose code made it, found the way the case's
 (``run_binding.py``): the case's thread and what inherits its context (a coroutine it hands to
 an event loop another thread runs, a job it submits to a thread pool), and the threads it
 starts. A thread the subject starts is guarded for its whole life, also after its case has
-ended: its late attempts are kept apart (``late_attempts``) for the session summary. Code no
-case can be told from (a thread started outside every case) is guarded by the one case open;
-with several open (``--concurrency``), the attempt is charged to each, naming ``--concurrency
-1``. The socket functions are patched once per process and stay patched; outside a case they
-pass every call through.
+ended: its late attempts are kept apart (``late_attempts``) for the session summary, with the
+requests the router refused because their run had ended (``refuse_late``, from ``routing.py``).
+Code no case can be told from (a thread started outside every case) is guarded by the one case
+open; with several open (``--concurrency``), the attempt is charged to each, naming
+``--concurrency 1``. The socket functions are patched once per process and stay patched;
+outside a case they pass every call through.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NoReturn
 
 from rag_core.evals.harness import run_binding
 from rag_core.evals.harness.errors import HarnessError
@@ -78,16 +79,20 @@ def _package(frame: Any) -> str:
     return str(frame.f_globals.get("__name__") or "?")
 
 
-def _who(skip_module: str) -> tuple[str, str]:
+def _who(skip_module: str, interceptors: tuple[str, ...] = ()) -> tuple[str, str]:
     """(client, caller): the innermost module outside the standard library and this guard (the
-    library that opened the socket), and the outermost module of the code under test (the first
-    one inside the harness's call, or in a thread the subject started, the outermost one)."""
+    library that opened the socket; when the innermost frames are of ``interceptors``, modules
+    that took a request from its library, the library below them), and the outermost module of
+    the code under test (the first one inside the harness's call, or in a thread the subject
+    started, the outermost one)."""
     stdlib = sys.stdlib_module_names
     names = []
     frame = sys._getframe(2)
     while frame is not None:
         names.append(_package(frame))
         frame = frame.f_back
+    while names and names[0].startswith(interceptors):
+        del names[0]
     outside = [n for n in names if n != skip_module and n.split(".", 1)[0] not in stdlib and n != "__main__"]
     client = outside[0] if outside else "the standard library's socket module"
     harness = [i for i, n in enumerate(names) if n.startswith("rag_core.evals") and n != skip_module]
@@ -98,11 +103,18 @@ def _who(skip_module: str) -> tuple[str, str]:
 
 @dataclass(eq=False)
 class _Scope:
-    """One case's guard: the attempts refused in its code, while it is open."""
+    """One case's guard: the attempts refused in its code, while it is open (and its run has
+    not ended)."""
 
     case: str | None
     attempts: list[BlockedAttempt] = field(default_factory=list)
     open: bool = True
+    run: run_binding.Run | None = None
+
+    @property
+    def taking(self) -> bool:
+        """Whether an attempt charged to it now is the case's own, not a late one."""
+        return self.open and not (self.run is not None and self.run.ended)
 
 
 class _Guard:
@@ -124,7 +136,7 @@ class _Guard:
                 return [binding.guard]
         if run_binding.bound() is not None:
             return []
-        return list(self.scopes)
+        return [scope for scope in self.scopes if scope.taking]
 
     def refuse(self, what: str, address: Any) -> None:
         with self.lock:
@@ -136,8 +148,16 @@ class _Guard:
                                    len(scopes) if len(scopes) > 1 else 0) for scope in scopes]
         with self.lock:
             for scope, attempt in zip(scopes, attempts):
-                (scope.attempts if scope.open else self.late).append(attempt)
+                (scope.attempts if scope.taking else self.late).append(attempt)
         raise NetworkBlockedError(f"network access blocked during the case: {attempts[0]}")
+
+    def refuse_late(self, case: str, method: str, url: str) -> NoReturn:
+        client, caller = _who(__name__, _INTERCEPTORS)
+        attempt = BlockedAttempt(method, url, client, caller, case)
+        with self.lock:
+            self.late.append(attempt)
+        raise NetworkBlockedError(f"network access blocked: case {case} has ended, and {attempt} was sent by code "
+                                  "it left running")
 
     def install(self) -> None:
         with self.lock:
@@ -188,6 +208,9 @@ class _Guard:
 
 
 _GUARD = _Guard()
+# the modules between a client and the router when a request is refused there: vcrpy's stubs,
+# the harness's own socket-level stubs, the router
+_INTERCEPTORS = ("vcr", "rag_core.evals.harness.")
 
 
 def _host(address: Any) -> Any:
@@ -209,7 +232,7 @@ def network_blocked(case: str | None = None) -> Iterator[list[BlockedAttempt]]:
     with _GUARD.lock:
         _GUARD.scopes.append(scope)
     try:
-        with run_binding.bound_to(guard=scope):
+        with run_binding.running(case, guard=scope) as scope.run:
             yield scope.attempts
     finally:
         with _GUARD.lock:  # by identity: two scopes may be equal
@@ -217,8 +240,15 @@ def network_blocked(case: str | None = None) -> Iterator[list[BlockedAttempt]]:
             scope.open = False
 
 
+def refuse_late(case: str, method: str, url: str) -> NoReturn:
+    """Refuse a request sent by code of case ``case`` after its run had ended (``routing.py``),
+    keeping it for the session's summary beside the guard's late attempts."""
+    _GUARD.refuse_late(case, method, url)
+
+
 def late_attempts() -> list[BlockedAttempt]:
-    """Attempts refused in threads a case started, after that case had ended (taken, not copied)."""
+    """Attempts refused in code a case left running (a thread it started, a job it submitted),
+    after that case had ended (taken, not copied)."""
     with _GUARD.lock:
         taken, _GUARD.late[:] = list(_GUARD.late), []
     return taken

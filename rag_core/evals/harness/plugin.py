@@ -429,14 +429,7 @@ class GoldenHarness:
             self._report_late_attempts()
         if problem is not None:
             pytest.fail(problem, pytrace=False)
-        self.node.user_properties.append(("rag_core_case", {
-            "id": result.case_id, "updated": result.updated, "new": result.new_golden, "recorded": result.recorded,
-            "stale": bool(result.stale), "tokens": result.tokens,
-        }))
-        if result.failures:  # the run record keeps them as data (runs/failures.py)
-            from rag_core.evals.runs.failures import case_property
-
-            self.node.user_properties.append(case_property(result))
+        self.node.user_properties += case_properties(result)
         if result.failures:
             # a run that did not complete leads with why (its exception), not with a count of checks
             count = "" if not result.completed else f"{len(result.failures)} check(s) failed\n\n"
@@ -446,14 +439,18 @@ class GoldenHarness:
             self.node.warn(pytest.PytestWarning(report))
 
     def _report_late_attempts(self) -> None:
-        """A thread an earlier case started stays behind the network guard after its case ended;
-        what it reached for since is said here (the earlier case's verdict is already out)."""
+        """What an earlier case left running (a thread it started, a job it submitted) stays that
+        case's after it ended: what it reached for since was refused, and is said here (the
+        earlier case's verdict is already out), and kept in the run record."""
         from rag_core.evals.harness.network import late_attempts
 
-        for attempt in late_attempts():
+        late = late_attempts()
+        for attempt in late:
             self.node.warn(pytest.PytestWarning(
-                f"after case {attempt.case} had ended, a thread it started reached for the network: {attempt} "
-                "(refused)"))
+                f"after case {attempt.case} had ended, a thread or task it left running reached for the network: "
+                f"{attempt} (refused)"))
+        if late:
+            self.node.user_properties.append(("rag_core_late", [{"case": a.case, "attempt": str(a)} for a in late]))
 
     def _check_live(self, case: GoldenCase) -> None:
         from rag_core.evals.credentials import CredentialError
@@ -464,12 +461,28 @@ class GoldenHarness:
             result = _concurrent(self.node, self.settings).result(case, _selector(self.node))
         except (HarnessError, CredentialError, LiveRunsStopped) as exc:
             pytest.fail(str(exc), pytrace=False)
+        finally:
+            self._report_late_attempts()
         self.node.user_properties.append(("rag_core_live", result.to_dict()))
         if not result.ok:
             failed = [(number, run) for number, run in enumerate(result.runs, start=1) if not run.passed]
             shown = "\n\n".join(f"run {number}:\n" + "\n".join(f.text() for f in run.failures) for number, run in failed[:3])
             pytest.fail(f"{case.id}: {result.passes} of {len(result.runs)} live runs passed ({result.pass_rate:.0%}), "
                         f"below min_pass_rate {case.min_pass_rate:g}\n\n{shown}", pytrace=False)
+
+
+def case_properties(result: Any) -> list[tuple[str, Any]]:
+    """What a case's test reports of its result, for the summary and the run record (a case the
+    session committed after it was cut short is reported the same way: ``_Summary``)."""
+    properties: list[tuple[str, Any]] = [("rag_core_case", {
+        "id": result.case_id, "updated": result.updated, "new": result.new_golden, "recorded": result.recorded,
+        "stale": bool(result.stale), "tokens": result.tokens,
+    })]
+    if result.failures:  # the run record keeps them as data (runs/failures.py)
+        from rag_core.evals.runs.failures import case_property
+
+        properties.append(case_property(result))
+    return properties
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -507,17 +520,38 @@ class _Summary:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if "golden" not in report.keywords:
             return
-        entry = self.cases.setdefault(report.nodeid, {"id": _case_id(report.nodeid), "failed": False, "detail": "",
-                                                      "updated": False, "new": False, "recorded": False,
-                                                      "stale": False, "tokens": 0})
+        entry = self._entry(report.nodeid)
         if report.failed:
             entry["failed"] = True
             entry["detail"] = report.longreprtext
-        for key, info in report.user_properties:
+        self._take(entry, report.user_properties)
+
+    def _entry(self, nodeid: str) -> dict[str, Any]:
+        return self.cases.setdefault(nodeid, {"id": _case_id(nodeid), "failed": False, "detail": "", "updated": False,
+                                              "new": False, "recorded": False, "stale": False, "tokens": 0})
+
+    @staticmethod
+    def _take(entry: dict[str, Any], properties: Any) -> None:
+        for key, info in properties:
             if key == "rag_core_case":
-                entry.update({k: info[k] for k in ("updated", "new", "recorded", "stale", "tokens")})
+                entry.update({k: info[k] for k in ("updated", "new", "recorded", "stale", "tokens")}, reported=True)
             elif key == "rag_core_live":
                 entry["live"] = info
+
+    def _cut_short(self, concurrent: Any) -> None:
+        """The cases the session's runs wrote whose tests did not report them (the session was cut
+        short: Ctrl-C): counted and listed as their tests would have reported them, and kept in
+        the run record, so that every golden written is named for review."""
+        record = self.config.pluginmanager.get_plugin("rag_core_run_record")
+        for nodeid, result in concurrent.finished():
+            if self.cases.get(nodeid, {}).get("reported"):
+                continue
+            properties = case_properties(result)
+            entry = self._entry(nodeid)
+            entry.update(failed=bool(result.failures), cut_short=True)
+            self._take(entry, properties)
+            if record is not None:
+                record.cut_short(nodeid, properties)
 
     def _orphans(self) -> tuple[list[Path], str | None]:
         from rag_core.evals.orphans import GoldenFiles
@@ -551,6 +585,10 @@ class _Summary:
         for case_id in count["updated"]:
             if case_id not in count["new"]:
                 terminalreporter.write_line(f"  golden updated: {case_id} (review with git diff)")
+        for entry in entries:
+            if entry.get("cut_short"):
+                terminalreporter.write_line(f"  recorded while the session was cut short: {entry['id']} (its test "
+                                            "did not report)")
         orphans, note = self._orphans()
         if note:
             terminalreporter.write_line(f"  {note}")
@@ -604,6 +642,7 @@ class _Summary:
         concurrent = self.config.stash[STASH].pop("concurrent", None)
         if concurrent is not None:  # an interrupt, -x: no further run begins
             concurrent.close()
+            self._cut_short(concurrent)
         if self.config.getoption("live", False) and not hasattr(self.config, "workerinput"):
             self._end_live_journal(session, exitstatus)
         self._write_report(session)

@@ -231,17 +231,17 @@ class _AtomicPersister:
 
 
 @contextmanager
-def _opened(recorder: Any, path: Path, save: bool = True) -> Iterator[Any]:
+def _opened(recorder: Any, path: Path, run_name: str, save: bool = True) -> Iterator[Any]:
     """The cassette at ``path`` as ``recorder.use_cassette`` opens it, its requests routed to it
-    (``routing.py``: runs in other threads keep theirs), saved when it closes (if ``save``), as
-    vcrpy saves."""
+    (``routing.py``: runs in other threads keep theirs; ``run_name`` names a run of it alone),
+    saved when it closes (if ``save``), as vcrpy saves."""
     from vcr.cassette import Cassette
 
     config = recorder.get_merged_config(path=str(path), serializer="rag_core")
     for name in ("path_transformer", "func_path_generator", "record_on_exception"):  # the decorator's, not the cassette's
         config.pop(name, None)
     cassette = Cassette.load(**config)
-    with routing.routed(cassette):
+    with routing.routed(cassette, run_name):
         yield cassette
     if save:
         cassette._save()
@@ -376,7 +376,7 @@ class CaseRecorder:
             self._configured(recorder)
         replay = Replay()
         try:
-            with _opened(recorder, target, save=self.keep) as cassette:
+            with _opened(recorder, target, self.path.stem, save=self.keep) as cassette:
                 replay.recorded_with = dict(cassette.get_metadata("recorded_with", {}))
                 already = len(cassette.data)
                 if recording:

@@ -3,22 +3,29 @@
 vcrpy patches the HTTP libraries for one cassette at a time, process-wide: two cassettes open at
 once in two threads would take each other's requests. Live runs (``--concurrency``) play many
 cases and repeats at once, so the libraries are patched once, for a router that vcrpy's stubs
-hold in place of a cassette; each request goes to the cassette of the run it belongs to:
+hold in place of a cassette; each request belongs to its run, or to none, and goes to the
+cassette of the run it belongs to:
 
 1. the cassette bound to the calling context (``run_binding.py``: the run's thread, and what
    inherits its context: ``asyncio`` tasks, ``asyncio.to_thread``, and each job submitted to a
    thread pool, which runs as the run that submitted it: a pool the runs share,
    ``run_in_executor`` included);
-2. else the cassette of the run whose thread started the calling thread, while that run is open
-   (a client's own worker thread; not a pool's worker, which serves whoever submits);
-3. else the only cassette open (one run at a time: exactly vcrpy's own behaviour, a framework's
-   thread pool from before the run included);
-4. else nothing: with several runs open, a request no run can be told from is an error naming
+2. else the cassette of the run whose thread started the calling thread (a client's own worker
+   thread; not a pool's worker, which serves whoever submits);
+3. a request of a run that has ended (its cassette closed, or the harness gave up on it) is
+   late: it belongs to that run still, so no other run's cassette answers or records it. It is
+   refused as the network guard refuses (loopback apart, which goes where it was sent) and kept
+   for the session's summary, naming the run's case and the request (``network.late_attempts``);
+4. a request of no run (a framework's thread pool from before the run) goes to the only cassette
+   open (one run at a time: exactly vcrpy's own behaviour);
+5. else nothing: with several runs open, a request no run can be told from is an error naming
    ``--concurrency``, never a guess that would record it into another case's cassette.
 
 A run's thread is bound to "no cassette" until its cassette opens, so what the run does before
 (importing a target, building its clients) is not taken for another run's traffic: it reaches
-the network guard, as it does when runs go one at a time.
+the network guard, as it does when runs go one at a time. A run's cassette is a run of its own,
+begun inside the case's run (``run_binding.running``): it ends when the cassette closes, or when
+the case's run is ended before (a time limit), and from then on its cassette takes no request.
 
 The patches stay in place, in every thread, while any cassette is open: vcrpy's own habit of
 putting the real classes back around each connection it builds (``force_reset``, process-wide)
@@ -35,10 +42,10 @@ from __future__ import annotations
 import threading
 import types
 from contextlib import ExitStack, contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 from unittest import mock
 
-from rag_core.evals.harness import run_binding
+from rag_core.evals.harness import network, run_binding
 from rag_core.evals.harness.errors import HarnessError
 
 
@@ -67,34 +74,57 @@ class _Passthrough:
 NO_CASSETTE = _Passthrough()
 
 
+class _Late(_Passthrough):
+    """The cassette of code whose run has ended: no cassette plays or records what it sends. A
+    request that would leave the machine is refused (and kept for the session's summary), one to
+    loopback goes where it was sent, as the network guard lets it."""
+
+    _path = "(a run that has ended)"
+
+    def __init__(self, run: run_binding.Run) -> None:
+        self.run = run
+
+    def can_play_response_for(self, request: Any) -> bool:
+        if network.is_loopback(request.host):
+            return False
+        self.play_response(request)
+
+    def play_response(self, request: Any) -> NoReturn:
+        from rag_core.evals.credentials import detector
+
+        network.refuse_late(self.run.name, request.method, detector().scrub_url(request.uri))
+
+
 class _Routes:
     def __init__(self) -> None:
         self.lock = threading.RLock()  # the router reads the routes while patches are built
-        self.open: list[Any] = []  # cassettes open now, in the order they opened
+        self.open: list[tuple[Any, run_binding.Run]] = []  # cassettes open now and their runs, in the order they opened
         self.stack: ExitStack | None = None  # the installed patches, while any cassette is open (or kept)
         self.built_for: tuple[Any, ...] | None = None  # what of a cassette the installed patches were built for
         self.keep = False  # patches stay installed once the last cassette closes, until ``release``
         self.socket_packages: set[str] = set()  # lm15 installations patched so far
 
     def cassette(self) -> Any:
-        binding = run_binding.bound()
-        bound = binding.cassette if binding is not None else None
-        if bound is NO_CASSETTE:
-            return bound
-        started = run_binding.started_in(threading.current_thread())
-        parent = started.cassette if started is not None else None
+        binding = run_binding.of_caller()
+        ended = run_binding.late(binding)
+        if ended is not None:
+            return _Late(ended)
+        own = binding.cassette if binding is not None else None
+        if own is NO_CASSETTE:
+            return own
         with self.lock:
-            # a pool's job runs bound to the run that submitted it, which may have ended since:
-            # then it is taken as any thread of no open run is
-            if bound is not None and any(c is bound for c in self.open):
-                return bound
-            if parent is not None and any(c is parent for c in self.open):
-                return parent
-            if len(self.open) == 1:
-                return self.open[0]
-            if not self.open:
+            taking = [cassette for cassette, run in self.open if not run.ended]
+            if own is not None:
+                if any(c is own for c in taking):
+                    return own
+                # its cassette has closed (its run is ending): the request is still that run's
+                return _Late(binding.run) if binding.run is not None else NO_CASSETTE
+            # a run's code before its cassette is bound (replayed one at a time), or no run's
+            if len(taking) == 1:
+                return taking[0]
+            if not taking:
                 return NO_CASSETTE
-            count = len(self.open)
+            count = len(taking)
         raise AmbiguousRequestError(
             f"a request was made from a thread that no run can be told from while {count} runs were open "
             "(the program hands its requests to a thread it shares between runs); run with --concurrency 1")
@@ -177,12 +207,14 @@ def _patch_socket_clients(stack: ExitStack) -> None:
 
 
 @contextmanager
-def routed(cassette: Any) -> Iterator[Any]:
-    """Route the calling context's requests (and its threads') to ``cassette`` while open."""
-    with run_binding.bound_to(cassette=cassette):
+def routed(cassette: Any, name: str) -> Iterator[Any]:
+    """Route the calling context's requests (and its threads') to ``cassette`` while open: a run
+    of its own, inside the calling code's run (named ``name`` if there is none), that ends when
+    the cassette closes."""
+    with run_binding.running(None if run_binding.current_run() is not None else name, cassette=cassette) as run:
         try:
             with _ROUTES.lock:
-                _ROUTES.open.append(cassette)  # first: building vcrpy's patches reads the cassette's path
+                _ROUTES.open.append((cassette, run))  # first: building vcrpy's patches reads the cassette's path
                 if len(_ROUTES.open) == 1 and _ROUTES.built_for != _built_for(cassette):
                     _uninstall()  # kept from an earlier run, built for other patches
                 if _ROUTES.stack is None:
@@ -195,13 +227,14 @@ def routed(cassette: Any) -> Iterator[Any]:
         try:
             yield cassette
         finally:
+            run.end()  # first: what its code sends from now on is late, not another run's
             _close(cassette)
 
 
 def _close(cassette: Any) -> None:
     """The cassette is no longer open; with the last one, the patches are undone (unless kept)."""
     with _ROUTES.lock:
-        del _ROUTES.open[next(i for i, c in enumerate(_ROUTES.open) if c is cassette)]
+        del _ROUTES.open[next(i for i, (c, _) in enumerate(_ROUTES.open) if c is cassette)]
         if not _ROUTES.open and not _ROUTES.keep:
             _uninstall()
 
@@ -234,11 +267,12 @@ def installed() -> bool:
 
 
 @contextmanager
-def own_run() -> Iterator[None]:
-    """Mark the calling thread as one run's: until its cassette opens, its requests are no other
-    run's (see the module docstring)."""
-    with run_binding.bound_to(fresh=True, cassette=NO_CASSETTE):
-        yield
+def own_run(name: str) -> Iterator[run_binding.Run]:
+    """Begin a run of the case ``name`` in the calling thread: until its cassette opens, its
+    requests are no other run's (see the module docstring); once the block ends, or the run is
+    ended before (``Run.end``), they are late."""
+    with run_binding.running(name, fresh=True, cassette=NO_CASSETTE) as run:
+        yield run
 
 
 def open_count() -> int:

@@ -8,6 +8,13 @@ submitted it (the pool copies no context: ``ThreadPoolExecutor.submit`` is wrapp
 plain thread inherits no context: the run's binding when it was started is kept for it, and for
 what it starts and submits in turn (not for a pool's worker, which serves whoever submits).
 
+A run (``Run``) begins with a block (``running``) and ends when the block does, or earlier, when
+the harness gives up on it (``Run.end``: a run past its time limit, whose code may still be
+running). Code of a run that has ended still carries its binding: a thread it started, a job it
+submitted, a task it left on a loop. What such code sends belongs to that run and to no other:
+``routing.py`` refuses it and ``network.py`` keeps it for the session's summary. A run begun
+inside another (a case's cassette inside its run) is part of it, and has ended once it has.
+
 Both wrappers are installed for good, the first time a cassette or a guard opens.
 """
 
@@ -22,6 +29,33 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 
+class Run:
+    """One run of a case: what reports name it by, and whether it has ended. A run begun inside
+    another has ended once the outer one has."""
+
+    def __init__(self, name: str, within: Run | None = None) -> None:
+        self.name = name  # the case's id, as reports name the case
+        self.within = within
+        self._ended = threading.Event()
+
+    @property
+    def ended(self) -> bool:
+        run: Run | None = self
+        while run is not None:
+            if run._ended.is_set():
+                return True
+            run = run.within
+        return False
+
+    def end(self) -> None:
+        """From now on, what the run's code sends is late: refused, and reported naming the run
+        (any thread may call it, the run's own code may still be running)."""
+        self._ended.set()
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}{', ended' if self.ended else ''})"
+
+
 @dataclass(frozen=True, eq=False)
 class Binding:
     """What one run's code is bound to at one moment (a new one each time either changes, so a
@@ -29,6 +63,7 @@ class Binding:
 
     cassette: Any = None  # the run's cassette (routing.NO_CASSETTE until it opens); None: no run's
     guard: Any = None  # the run's network guard scope; None: not guarded (recording live)
+    run: Run | None = None  # the run the code belongs to; None: no run's
 
 
 _BOUND: contextvars.ContextVar[Binding | None] = contextvars.ContextVar("rag_core_run", default=None)
@@ -49,12 +84,24 @@ def bound() -> Binding | None:
     return _BOUND.get()
 
 
-def _handed_on() -> Binding | None:
-    """What the calling code hands on to a thread it starts or a job it submits: its context's
-    binding, else that of the run that started its thread (a thread of a thread the run started
-    is the run's too)."""
+def of_caller() -> Binding | None:
+    """The binding of the calling code: its context's, else that of the run that started its
+    thread (a thread of a thread the run started is the run's too). What it hands on to a thread
+    it starts or a job it submits."""
     binding = _BOUND.get()
     return binding if binding is not None else started_in(threading.current_thread())
+
+
+def current_run() -> Run | None:
+    """The run the calling code belongs to (ended or not), if any."""
+    binding = of_caller()
+    return binding.run if binding is not None else None
+
+
+def late(binding: Binding | None) -> Run | None:
+    """The run of code bound so, if that run has ended."""
+    run = binding.run if binding is not None else None
+    return run if run is not None and run.ended else None
 
 
 def started_in(thread: threading.Thread) -> Binding | None:
@@ -66,16 +113,30 @@ def started_in(thread: threading.Thread) -> Binding | None:
 
 @contextmanager
 def bound_to(fresh: bool = False, **changes: Any) -> Iterator[Binding]:
-    """Bind the calling context to its binding with ``changes`` (to a new one if ``fresh``)
-    until the block ends."""
+    """Bind the calling context to the calling code's binding with ``changes`` (to a new one if
+    ``fresh``) until the block ends."""
     install()
-    current = None if fresh else _BOUND.get()
+    current = None if fresh else of_caller()
     binding = dataclasses.replace(current, **changes) if current is not None else Binding(**changes)
     token = _BOUND.set(binding)
     try:
         yield binding
     finally:
         _BOUND.reset(token)
+
+
+@contextmanager
+def running(name: str | None, fresh: bool = False, **changes: Any) -> Iterator[Run]:
+    """A run, begun inside the calling code's run if it has one (named as that one when ``name``
+    is None), its binding with ``changes`` (a new binding if ``fresh``: nothing of the caller's
+    cassette or guard) bound to the calling context; it ends when the block does."""
+    within = current_run()
+    run = Run(name if name is not None else within.name if within is not None else "(a run)", within)
+    try:
+        with bound_to(fresh, run=run, **changes):
+            yield run
+    finally:
+        run.end()
 
 
 def install() -> None:
@@ -91,14 +152,14 @@ def install() -> None:
     original_submit = ThreadPoolExecutor.submit
 
     def start(thread: threading.Thread) -> None:
-        binding = _handed_on()
+        binding = of_caller()
         if binding is not None and not _serves_a_pool(thread):
             with _HOOKS.lock:
                 _HOOKS.started_by[thread] = binding
         original_start(thread)
 
     def submit(pool: ThreadPoolExecutor, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        binding = _handed_on()
+        binding = of_caller()
         if binding is None:
             return original_submit(pool, fn, *args, **kwargs)
         return original_submit(pool, _as_bound, binding, fn, *args, **kwargs)

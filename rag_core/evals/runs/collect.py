@@ -22,6 +22,7 @@ import pytest
 from rag_core.evals.runs.store import DEFAULT_FOLDER, DEFAULT_KEEP
 
 ARG_LIMIT = 300  # characters of one command-line argument the record keeps
+LATE_LIMIT = 100  # late attempts the record keeps (a thread left polling makes one a second)
 
 
 def add_options(group: Any, parser: pytest.Parser) -> None:
@@ -60,6 +61,7 @@ class RunCollector:
         self.clock = time.monotonic()
         self.cases: dict[str, _CaseParts] = {}  # node id -> its parts, in the order they ran
         self.retrievers: list[tuple[dict[str, Any], dict[str, Any] | None, float]] = []
+        self.late: list[Any] = []  # schema.LateAttempt: what cases left running reached for after they ended
         self.outcome: tuple[str, bool] | None = None  # the line to show, and whether it is a problem
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -73,10 +75,8 @@ class RunCollector:
                 self.retrievers.append((found["rag_core_retrieval"]["summary"], found.get(PROPERTY), report.duration))
 
     def _golden(self, report: pytest.TestReport) -> None:
-        from rag_core.evals.runs.failures import PROPERTY
-
         nodeid = report.nodeid
-        parts = self.cases.setdefault(nodeid, _CaseParts(nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else nodeid))
+        parts = self.cases.setdefault(nodeid, _CaseParts(_case_id(nodeid)))
         parts.seconds += report.duration
         if report.failed and not parts.failed:
             parts.failed, parts.reason = True, report.longreprtext
@@ -85,13 +85,30 @@ class RunCollector:
             longrepr = report.longrepr
             parts.reason = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else report.longreprtext
         if report.when == "call":  # the teardown report repeats the properties
-            for key, info in report.user_properties:
-                if key == "rag_core_case":
-                    parts.case = info
-                elif key == PROPERTY:
-                    parts.failures = info
-                elif key == "rag_core_live":
-                    parts.live = info
+            self._take(parts, report.user_properties)
+
+    def _take(self, parts: _CaseParts, properties: Any) -> None:
+        from rag_core.evals.runs.failures import PROPERTY
+        from rag_core.evals.runs.schema import LateAttempt
+
+        for key, info in properties:
+            if key == "rag_core_case":
+                parts.case = info
+            elif key == PROPERTY:
+                parts.failures = info
+            elif key == "rag_core_live":
+                parts.live = info
+            elif key == "rag_core_late":
+                self.late += [LateAttempt(str(each["case"]), str(each["attempt"])) for each in info]
+
+    def cut_short(self, nodeid: str, properties: list[tuple[str, Any]]) -> None:
+        """A case the session committed after it was cut short (Ctrl-C), before its test reported:
+        kept as its test would have reported it (``harness.plugin.case_properties``)."""
+        parts = self.cases.setdefault(nodeid, _CaseParts(_case_id(nodeid)))
+        if parts.case:  # its test did report it
+            return
+        self._take(parts, properties)
+        parts.failed = bool(parts.failures.get("failures"))
 
     @pytest.hookimpl(trylast=True)  # after the other plugins' session finish may have changed the exit status
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -135,6 +152,10 @@ class RunCollector:
                            git=git_state(Path(config.rootpath)), options=options)
         record.cases = self.case_entries()
         record.retrieval = self.retriever_entries()
+        record.late = self.late[:LATE_LIMIT]
+        if len(self.late) > LATE_LIMIT:
+            record.notes.append(f"{len(self.late) - LATE_LIMIT} more late attempt(s) left out: the record keeps the "
+                                f"first {LATE_LIMIT}")
         return record
 
     def case_entries(self) -> list[Any]:
@@ -146,6 +167,10 @@ class RunCollector:
         from rag_core.evals.runs.retrieval import retriever_entry
 
         return [retriever_entry(summary, gate, seconds) for summary, gate, seconds in self.retrievers]
+
+
+def _case_id(nodeid: str) -> str:
+    return nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else nodeid
 
 
 def _arguments(args: tuple[str, ...] | list[str]) -> list[str]:

@@ -45,6 +45,7 @@ def merge(shards: list[Shard], now: datetime | None = None) -> RunRecord:
         for retriever in shard.record.retrieval:
             _claim(owners, f"retriever {retriever.key}", shard.name)
             merged.retrieval.append(retriever)
+    merged.late = [attempt for shard in shards for attempt in shard.record.late]
     notes = [note for shard in shards for note in shard.record.notes]
     merged.notes = [*dict.fromkeys(notes), f"merged from {len(shards)} shard records: "
                     + ", ".join(shard.name for shard in shards)]

@@ -237,6 +237,22 @@ class RetrieverEntry:
                    seconds=float(data.get("seconds", 0.0)))
 
 
+@dataclass(frozen=True)
+class LateAttempt:
+    """A request or connection made by code a case left running (a thread it started, a job it
+    submitted) after the case had ended: refused, and no other case's."""
+
+    case: str  # the case that had ended
+    attempt: str  # what was sent or reached for, where, by which client
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "attempt": self.attempt}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LateAttempt:
+        return cls(case=str(data.get("case", "")), attempt=str(data.get("attempt", "")))
+
+
 @dataclass
 class GitState:
     commit: str
@@ -274,13 +290,15 @@ class RunRecord:
     cases: list[CaseEntry] = field(default_factory=list)
     retrieval: list[RetrieverEntry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was left out to keep the record bounded
+    late: list[LateAttempt] = field(default_factory=list)
     schema: int = SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": self.schema, "id": self.id, "started": self.started, "seconds": round(self.seconds, 3),
                 "exit_status": self.exit_status,
                 "git": {"commit": self.git.commit, "dirty": self.git.dirty} if self.git else None,
-                "options": self.options.to_json(), **_present(notes=self.notes),
+                "options": self.options.to_json(),
+                **_present(notes=self.notes, late=[attempt.to_json() for attempt in self.late]),
                 "cases": [c.to_json() for c in self.cases], "retrieval": [r.to_json() for r in self.retrieval]}
 
     @classmethod
@@ -298,7 +316,8 @@ class RunRecord:
                        options=RunOptions.from_json(data.get("options", {})),
                        cases=[CaseEntry.from_json(c) for c in data.get("cases", [])],
                        retrieval=[RetrieverEntry.from_json(r) for r in data.get("retrieval", [])],
-                       notes=list(data.get("notes", [])))
+                       notes=list(data.get("notes", [])),
+                       late=[LateAttempt.from_json(each) for each in data.get("late", [])])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RecordError(f"{source}: a malformed run record ({type(exc).__name__}: {exc})") from None
 
