@@ -275,3 +275,27 @@ def test_a_golden_update_holding_a_credential_is_refused_and_the_golden_kept(pro
     result.stdout.fnmatch_lines(["*fixtures/goldens/with_tool.golden.yaml: refusing to write it*",
                                  "*user_messages?0?: *"])
     assert golden.read_bytes() == before
+
+
+def test_a_query_text_that_looks_like_a_credential_is_withheld_from_the_record_and_the_rest_kept():
+    """A dataset's query can hold a key: the record keeps the run, and says the text was withheld."""
+    from rag_core.evals.runs.retrieval import gate_property
+
+    _, gate = gate_property([], {"ndcg@10": 0.5}, {"q1": planted("voyage"), "q2": "pad thai"})
+    assert gate["queries"]["q1"] == "(withheld: it looks like a credential: a Voyage AI API key (pa-…))"
+    assert gate["queries"]["q2"] == "pad thai"
+
+
+@pytest.mark.parametrize("text", [
+    # a streamed answer: the event stream's JSON data escapes the line break before the key
+    'event: response.output_text.delta\ndata: {"delta":"Here it is:\\n' + FAMILIES["llamacloud"] + '"}\n\n',
+    # a tool call's arguments, a JSON text inside the request's JSON
+    '{"query":"keys\\n' + FAMILIES["mailgun"] + '"}',
+    # and that, as the text of a JSON body kept as a string
+    '{"arguments": "{\\"query\\":\\"keys\\\\n' + FAMILIES["fireworks"] + '\\"}"}',
+    '{"cell": "name\\t' + FAMILIES["openai"] + '"}',
+], ids=["event-stream", "tool-arguments", "twice-encoded", "after-a-tab"])
+def test_a_key_opening_a_line_of_an_encoded_text_is_found(text):
+    from rag_core.evals.credentials import Detector
+
+    assert Detector().find({"body": {"text": text}}), text
