@@ -98,6 +98,7 @@ def _serve_until_stopped(server: Any) -> int:
 
 def _record_cache(args: argparse.Namespace) -> int:
     from rag_core.errors import RagCoreError
+    from rag_core.evals.credentials import CredentialError
     from rag_core.evals.retrieval.evaluate import DatasetUnavailable
     from rag_core.evals.retrieval.record_cache import record
     from rag_core.evals.retrieval.suite import SuiteFileError
@@ -106,7 +107,8 @@ def _record_cache(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.suite}: no such suite file")
     try:
         print(record(args.suite, args.root))
-    except (SuiteFileError, DatasetUnavailable, RagCoreError) as exc:  # RagCoreError: provider, extra, dataset
+    # RagCoreError: provider, extra, dataset; CredentialError: the cache's manifest (its embedder's name)
+    except (SuiteFileError, DatasetUnavailable, RagCoreError, CredentialError) as exc:
         raise UsageError(" ".join(str(exc).split())) from None
     except OSError as exc:  # checked before embedding: the disk (full) or the network failed meanwhile
         failed = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
@@ -157,13 +159,12 @@ def _report_html(args: argparse.Namespace, linked: bool) -> Any:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from rag_core.evals.atomic import write_atomic
+    from rag_core.evals.report.html import render_page
 
     report = _report_html(args, linked=args.history_pages)
-    try:
-        write_atomic(args.output, report.html)  # from records that passed the credential check when written
-    except OSError as exc:
-        raise UsageError(f"{args.output}: cannot write the report ({exc.strerror or exc})") from None
+    # a record is screened when it is written, but not every record was written by this version
+    # (or through the harness at all): what the page embeds is screened again
+    _write_page(args.output, report.embedded, render_page)
     against = f" against {report.base.name}" if report.base else ""
     print(f"wrote {args.output} ({len(report.html.encode()) / 1024:,.0f} KB): run {report.run.name}{against}")
     if args.history_pages:
@@ -173,30 +174,38 @@ def _report(args: argparse.Namespace) -> int:
 
 def _write_history_pages(args: argparse.Namespace, history: list[Path]) -> None:
     """The report of each earlier run of the history beside the page, where its point links."""
-    from rag_core.evals.atomic import write_atomic
-    from rag_core.evals.report.html import HistoryPages, page_name
+    from rag_core.evals.report.html import HistoryPages, page_name, render_page
     from rag_core.evals.runs.schema import RecordError
 
     pages = HistoryPages(args.runs_dir, compared=args.compare is not None, history=args.history)
     for record in history:
         target = args.output.parent / page_name(record)
         try:
-            html = pages.page(page_name(record))
-            if html is not None:
-                write_atomic(target, html)
+            report = pages.report(page_name(record))
         except RecordError as exc:
             raise UsageError(str(exc)) from None
-        except OSError as exc:
-            raise UsageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
+        if report is not None:
+            _write_page(target, report.embedded, render_page)
     print(f"wrote the reports of {len(history)} earlier run(s) of its history beside it")
+
+
+def _write_page(target: Path, embedded: Any, render: Any) -> None:
+    from rag_core.evals.atomic import write_checked
+    from rag_core.evals.credentials import CredentialError
+
+    try:
+        write_checked(target, embedded, render)
+    except CredentialError as exc:
+        raise UsageError(" ".join(str(exc).split())) from None
+    except OSError as exc:
+        raise UsageError(f"{target}: cannot write the report ({exc.strerror or exc})") from None
 
 
 def _merge(args: argparse.Namespace) -> int:
     import os
 
-    from rag_core.evals.atomic import write_checked
     from rag_core.evals.credentials import CredentialError
-    from rag_core.evals.report.markdown import Links, summary
+    from rag_core.evals.report import markdown
     from rag_core.evals.runs.merge import load_shards, merge
     from rag_core.evals.runs.schema import RecordError
     from rag_core.evals.runs.store import RunStore
@@ -208,9 +217,9 @@ def _merge(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     try:
         path = RunStore(args.runs_dir).write(record)
-        if args.summary is not None:
-            write_checked(args.summary, summary(record.cases, Links.from_environment(os.environ),
-                                                retrieval=record.retrieval))
+        if args.summary is not None:  # added to the file, as --golden-report adds it
+            markdown.write(args.summary, record.cases, markdown.Links.from_environment(os.environ),
+                           retrieval=record.retrieval)
     except CredentialError as exc:
         raise UsageError(" ".join(str(exc).split())) from None
     except OSError as exc:
@@ -342,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--runs-dir", type=Path, default=Path(DEFAULT_FOLDER), metavar="DIR",
                        help=f"where the merged record is written (default: {DEFAULT_FOLDER})")
     merge.add_argument("--summary", type=Path, default=None, metavar="FILE",
-                       help="also write the markdown summary of the merged run (as --golden-report does) to FILE")
+                       help="also add the markdown summary of the merged run to FILE, after what it holds "
+                            "(as --golden-report does)")
     merge.set_defaults(run=_merge)
     return parser
 

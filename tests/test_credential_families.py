@@ -168,6 +168,20 @@ PLANTED: list[tuple[str, Any, str]] = [
     ("supabase", "SUPABASE_ACCESS_TOKEN=sbp_" + r(HEX, 40), "Supabase"),
     ("mapbox", "MAPBOX=sk.eyJ1Ijoi" + r(URLSAFE, 40) + "." + r(URLSAFE, 22), "Mapbox"),
     ("1password", "OP_SERVICE_ACCOUNT_TOKEN=ops_eyJ" + b64(120).rstrip("="), "1Password"),
+    # RAG stacks' keys that the ruleset has no rule for, and Mailgun's without a "mailgun" name before them
+    ("llamacloud", {"content": "the parser key is llx-" + r(ALNUM, 48)}, "LlamaCloud"),
+    ("voyage", {"messages": [{"role": "user", "content": "embed with pa-" + r(URLSAFE, 43)}]}, "Voyage AI"),
+    ("fireworks", "FIREWORKS_API_KEY=fw_" + r(ALNUM, 24), "Fireworks AI"),
+    ("mailgun", {"output": "send with key-" + r(HEX, 32)}, "Mailgun API key"),
+    ("mailgun", f"signing: {r(HEX, 32)}-{r(HEX, 8)}-{r(HEX, 8)}", "Mailgun key"),
+    # found by the ruleset's rules alone (gitleaks)
+    ("brevo", {"content": "xkeysib-" + r(HEX, 64) + "-" + r(ALNUM, 16)}, "rule 'sendinblue-api-token'"),
+    ("pulumi", "PULUMI_ACCESS_TOKEN=pul-" + r(HEX, 40), "rule 'pulumi-api-token'"),
+    ("prefect", {"api_key": "pnu_" + r(ALNUM, 36)}, "rule 'prefect-api-token'"),
+    ("planetscale", {"env": "DATABASE_PASSWORD='pscale_pw_" + r(URLSAFE, 43) + "'"}, "rule 'planetscale-password'"),
+    ("dynatrace", "DT_API_TOKEN=dt0c01." + r(UPPER + DIGITS, 24) + "." + r(UPPER + DIGITS, 64), "rule 'dynatrace-api-token'"),
+    ("new relic", "NEW_RELIC_USER_KEY=NRAK-" + r(UPPER + DIGITS, 27), "rule 'new-relic-user-api-key'"),
+    ("fly.io", "FLY_API_TOKEN=fo1_" + r(URLSAFE, 43), "rule 'flyio-access-token'"),
     # JWTs, bearer and basic credentials
     ("jwt", {"id_token": "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiI" + r(URLSAFE, 40) + "." + r(URLSAFE, 86)}, "JSON Web Token"),
     ("bearer", "curl -H 'Authorization: Bearer " + r(ALNUM, 20) + "." + r(ALNUM, 12) + "'", "bearer token"),
@@ -295,6 +309,9 @@ LOOK_ALIKES: list[tuple[str, Any]] = [
     ("prose with cache key", "the cache_key is " + r(HEX, 32)),
     ("stripe-like words", "Ask-me-anything: risk-free task-management skills for kitchen staff"),
     ("shell output", "PWD=/home/chef/kitchen\nOLDPWD=/home/chef\nSHELL=/bin/bash"),
+    ("words after short prefixes", "hire a pa-system-for-the-kitchen-party-tonight; fw_version fw_2024_10; "
+                                   "key-value-store; the llx-series"),
+    ("hex groups", {"trace": f"{r(HEX, 32)}-{r(HEX, 8)}", "etag": f"W/{r(HEX, 32)}-{r(HEX, 8)}-{r(HEX, 8)}-{r(HEX, 4)}"}),
     ("placeholders", {"api_key": "<scrubbed>", "password": "********", "token": "${OPENAI_API_KEY}",
                       "secret": "os.environ/OPENAI_API_KEY", "client_secret": "your-client-secret-here"}),
 ]

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from rag_core.evals.credentials import FAMILIES, Detector, Family
+from rag_core.evals.credentials import _HINTS, FAMILIES, Detector, Family
 
 PROMPT = "You are a cooking assistant. Answer from the knowledge base; cite the recipe you used."
 KEY = "sk-proj-" + "AbCdEfGh0123" * 4  # an OpenAI-style key (fake)
@@ -83,7 +83,9 @@ def test_the_projects_patterns_apply_at_every_place_of_a_text_the_built_in_rules
     ("-----BEGIN OPENSSH PRIVATE KEY-----", ["a PEM private key"]),
 ])
 def test_families_whose_hints_overlap_are_all_run(text, kinds):
-    assert [f.kind for f in Detector().find(text)] == kinds
+    # the hand-written families only (the ruleset's rules have keywords of their own)
+    families = {family.kind for family in FAMILIES}
+    assert [f.kind for f in Detector().find(text) if f.kind in families] == kinds
 
 
 def test_a_text_repeated_across_requests_is_read_by_the_families_once(monkeypatch):
@@ -99,6 +101,8 @@ def test_a_text_repeated_across_requests_is_read_by_the_families_once(monkeypatc
 
     monkeypatch.setattr(Family, "found_in", counted)
     assert Detector().find(data) == []
-    # the family of each hint the text holds (here the Discord token's "."), at its first place only
-    assert {text: reads.count(text) for text in texts} == {text: 1 for text in texts}
+    # each family its hints select (here those always run: the Discord token's ".", the Mailgun
+    # key's tail), at the text's first place only
+    assert {text: reads.count(text) for text in texts} == {
+        text: len(_HINTS.candidates(text, text.lower())) for text in texts}
     assert len(reads) <= len(texts) * len(FAMILIES)

@@ -191,8 +191,16 @@ def test_ordinary_text_is_not_taken_for_a_credential(text):
         ("arguments: {term: pantry}", "arguments: {term: 'hf_" + "I" * 34 + "'}", "a Hugging Face token"),
         ("arguments: {term: pantry}", "arguments: {term: 'AKIAJJJJJJJJJJJJJJJJ'}", "an AWS access key id"),
         ("arguments: {term: pantry}", "arguments: {term: 'xoxb-1111111111-toolargs'}", "a Slack token"),
+        # keys of RAG stacks, and Mailgun's, that the detector did not know: they were written
+        ("input: What is in the pantry?", "input: 'parse with llx-Q7wE3rT9yU1iO5pA2sD8fG4hJ6kL0zXcVbNm4QwEr'", "a LlamaCloud API key"),
+        ("input: What is in the pantry?", "input: 'embed with pa-R8e_T1y-U5i3O7p_A9s2D4f-G6h8J0kL3zX5cV7bN9mQ2w'", "a Voyage AI API key"),
+        ("input: What is in the pantry?", "input: 'rerank with fw_S9rT2yU4iO6pA8sD1fG3hJ5k'", "a Fireworks AI API key"),
+        ("input: What is in the pantry?", "input: 'mail with key-" + "0a1b2c3d" * 4 + "'", "a Mailgun API key"),
+        ("input: What is in the pantry?", "input: 'sign with " + "4e5f6a7b" * 4 + "-0c1d2e3f-4a5b6c7d'",
+         "a Mailgun key"),
     ],
-    ids=["input-github", "input-jwt", "input-openai", "tool-hf", "tool-aws", "tool-slack"],
+    ids=["input-github", "input-jwt", "input-openai", "tool-hf", "tool-aws", "tool-slack",
+         "input-llamacloud", "input-voyage", "input-fireworks", "input-mailgun", "input-mailgun-hex"],
 )
 def test_credentials_in_case_inputs_and_tool_arguments_are_refused(project, old, new, field):
     case = project.path / "fixtures" / "goldens" / "with_tool.yaml"
@@ -327,6 +335,10 @@ def _linear_inputs() -> dict[str, Any]:
         "eyJ.": repeat("eyJ."), "url": repeat("http://a:"), "a+": repeat("a+"), "bearer": repeat("Bearer "),
         "basic": repeat("Basic "), "json": repeat('"api_key": "' + "A" * 30 + '", '), "prose": repeat("the key is "),
         "pem": repeat("-----BEGIN A "), "env": repeat("env: AWS_SECRET_ACCESS_KEY="), "query": repeat("?token=x&"),
+        # the ruleset's: a rule's name run ([\w.-]{0,50}?zendesk…), keywords of many rules at once,
+        # Mailgun's hex groups, escapes that are decoded and read again
+        "named rule": repeat("zendesk_key = "), "keywords": repeat("sk ey api s. pul- hvs. "),
+        "hex groups": repeat("0123456789abcdef-01234567-"), "escapes": repeat("\\n\\t\\u0041\\\\"),
     }
 
 

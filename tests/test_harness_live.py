@@ -47,7 +47,7 @@ def test_a_flaky_case_passes_3_of_5_and_the_table_reports_it_without_writing_any
     result.stdout.fnmatch_lines(["*rag-core live runs*", "| case | passed | pass rate | min | p50 s | p95 s | tokens/run | gate |",
                                  "| with_markdown | 5/5 | 100% | 100% | * | * | * | pass |",
                                  "| with_tool | 3/5 | 60% | 60% | * | * | * | pass |"])
-    assert "| with_tool | 3/5 | 60% | 60% |" in (project.path / "live.md").read_text()
+    assert "| `with_tool` | 3/5 | 60% | 60% |" in (project.path / "live.md").read_text()  # ids as code: no markdown
     assert _files(project) == before  # no cassette, golden or case file changed, none added
 
 

@@ -389,7 +389,7 @@ def test_a_golden_report_that_cannot_be_written_fails_the_session(project, monke
     def disk_full(path, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(atomic, "write_checked", disk_full)
+    monkeypatch.setattr(atomic, "write_atomic", disk_full)  # under every checked writer
     result = project.runpytest("evals", "--golden-report=report.md")
     result.assert_outcomes(passed=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED

@@ -98,11 +98,11 @@ def test_each_failing_case_has_a_heading_an_anchor_its_diff_and_a_link_into_the_
              CaseEntry("new_one", "new", recorded=True), CaseEntry("broken", "failed", reason="not valid YAML")]
     text = summary(cases, Links())
     assert "| 4 | 2 | 1 | 0 | 1 | 0 | 15 |" in text
-    assert "| [`agentic_rag.sync`](#rag-core-case-agentic_rag-sync) | snapshot system_prompt | " \
+    assert "| [`agentic_rag.sync`](#rag-core-case-agentic_rag-sync) | `snapshot system_prompt` | " \
            "[open](rag-core-report.html#case/agentic_rag.sync) |" in text
     section = text.split('<a id="rag-core-case-agentic_rag-sync"></a>', 1)[1].split("<a id=", 1)[0]
     assert "#### `agentic_rag.sync`" in section
-    assert "- **snapshot** `fixtures/goldens/a.golden.yaml:system_prompt` (fix: `pytest evals/ --update-goldens`)" in section
+    assert "- `snapshot` `fixtures/goldens/a.golden.yaml:system_prompt` (fix: `pytest evals/ --update-goldens`)" in section
     assert "[open this case](rag-core-report.html#case/agentic_rag.sync)" in section
     assert "<details><summary>diff</summary>" in section and "```diff\n--- a\n+++ b" in section
     assert "-Be brief.\n+Be very brief." in section
@@ -129,7 +129,79 @@ def test_a_diff_cannot_close_its_fence_and_a_message_opens_no_element():
     diff = "--- a\n+++ b\n-````\n+```` x\n"
     text = summary([CaseEntry("a", "failed", failures=[a_failure(diff=diff, message="<details> opened")])], Links())
     assert "`````diff\n" + diff.rstrip() + "\n`````" in text
-    assert "&lt;details> opened" in text
+    assert "`<details> opened`" in text
+
+
+# a model's answer that a markdown reader would make an image (fetched by every reader of the job
+# summary: a tracking pixel), links, an element and a bare address
+INJECTED = ("Sure! ![](https://tracker.example/pixel.png?run=1) see [the docs](https://evil.example/a) "
+            "<img src=https://tracker.example/img.png> www.evil.example/b **bold** | a bar")
+
+
+def _rendered(text: str) -> str:
+    """The summary as a CommonMark reader with GFM's tables renders it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(text)
+
+
+def _outside_code(html: str) -> str:
+    import re
+
+    return re.sub(r"<code[^>]*>.*?</code>", "", html, flags=re.S)
+
+
+def test_model_output_in_the_summary_is_no_image_no_link_and_no_element():
+    """The summary quoted a failure's message as markdown, escaping only "<" and "&": an answer's
+    ``![](…)`` showed as an image in the CI summary and ``[…](…)`` as a link."""
+    failure = a_failure(check="expect", field="output", message=f"output does not contain 'tamarind': {INJECTED!r}",
+                        diff=f"--- a\n+++ b\n-tamarind\n+{INJECTED}\n")
+    cases = [CaseEntry("with_output", "failed", failures=[failure]),
+             CaseEntry("broken", "failed", reason=f"```\n{INJECTED}\n``` ````")]
+    gate = RetrieverEntry("mini", "bm25", gate="FAIL", gate_failures=[f"query {INJECTED}"], metrics={"ndcg@10": 0.4})
+    html = _rendered(summary(cases, Links(), retrieval=[gate]))
+    outside = _outside_code(html)
+    assert "<img" not in html and "tracker.example" not in outside and "evil.example" not in outside
+    assert "<strong>bold" not in html
+    assert "evil.example" in html and "tracker.example" in html  # quoted, as code
+
+
+def test_a_case_id_in_the_live_table_is_code(project):
+    record(project)
+    result = project.runpytest("evals", "--live", "--emulator", "--golden-report", "live.md", "-k", "with_tool")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert "| `with_tool` | 1/1 |" in (project.path / "live.md").read_text()
+
+
+def test_the_golden_report_is_added_after_what_the_job_summary_holds(project):
+    """$GITHUB_STEP_SUMMARY is one file for all the commands of a step: --golden-report replaced
+    what an earlier command had written there."""
+    record(project)
+    report = project.path / "summary.md"
+    report.write_text("## Lint\n\nall clean")  # an earlier command's, without a final newline
+    project.runpytest("evals", f"--golden-report={report}").assert_outcomes(passed=2)
+    project.runpytest("evals", f"--golden-report={report}").assert_outcomes(passed=2)
+    text = report.read_text()
+    assert text.startswith("## Lint\n\nall clean\n\n## rag-core golden cases\n")
+    assert text.count("## rag-core golden cases") == 2
+
+
+def test_merge_adds_its_summary_after_what_the_file_holds(tmp_path, monkeypatch):
+    monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
+    one = write(tmp_path / "shards", "one.json", a_record([CaseEntry("a", "passed", 1.0, 10)]))
+    summary_file = tmp_path / "summary.md"
+    summary_file.write_text("## pytest evals/ (shard 1)\n")
+    assert main(["merge", str(one), "--runs-dir", str(tmp_path / "runs"), "--summary", str(summary_file)]) == 0
+    assert summary_file.read_text().startswith("## pytest evals/ (shard 1)\n\n## rag-core golden cases\n")
+
+
+def test_a_summary_added_through_a_link_is_added_to_the_file_it_names(tmp_path):
+    target = tmp_path / "step_summary"
+    target.write_text("## earlier\n")
+    link = tmp_path / "summary.md"
+    link.symlink_to(target)
+    markdown.write(link, [CaseEntry("a", "passed")], Links())
+    assert link.is_symlink() and target.read_text().startswith("## earlier\n\n## rag-core golden cases")
 
 
 def test_a_run_failing_everywhere_keeps_its_summary_well_under_a_job_summarys_mib():
@@ -147,8 +219,8 @@ def test_retrieval_gates_are_listed_with_their_messages():
     failing = RetrieverEntry("mini", "bm25_flat", gate="FAIL", gate_failures=["ndcg@10 0.41 < 0.5 | threshold"],
                              metrics={"ndcg@10": 0.41})
     text = summary([], Links(), retrieval=[a_retriever("bm25"), failing])
-    assert "| `mini/bm25` | pass | ndcg@10 0.5000 | – |" in text
-    assert "| `mini/bm25_flat` | FAIL | ndcg@10 0.4100 | ndcg@10 0.41 &lt; 0.5 \\| threshold |" in text
+    assert "| `mini/bm25` | `pass` | `ndcg@10` 0.5000 | – |" in text
+    assert "| `mini/bm25_flat` | `FAIL` | `ndcg@10` 0.4100 | `ndcg@10 0.41 < 0.5 \\| threshold` |" in text
 
 
 # ------------------------------------------------------------------ merging shards
@@ -181,7 +253,7 @@ def test_the_shards_of_a_run_merge_into_one_record_the_report_and_the_summary_re
     assert merged.notes[-1] == f"merged from 2 shard records: {one}, {two}"
     assert merged.late == second.late
     text = (tmp_path / "summary.md").read_text()
-    assert "| 3 | 1 | 1 | 0 | 1 | 0 | 35 |" in text and "#### `b`" in text and "| `mini/dense` | pass |" in text
+    assert "| 3 | 1 | 1 | 0 | 1 | 0 | 35 |" in text and "#### `b`" in text and "| `mini/dense` | `pass` |" in text
     assert main(["report", "--runs-dir", str(runs), "-o", str(tmp_path / "report.html")]) == 0
     data = json.loads((tmp_path / "report.html").read_text().split('id="rag-core-data">', 1)[1].split("</script>")[0])
     assert [c["id"] for c in data["cases"]] == ["a", "b", "c"] and data["summary"]["now"]["failed"] == 1

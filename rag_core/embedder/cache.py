@@ -76,13 +76,17 @@ class _Stored:
 
 
 class EmbeddingCache(Embedder):
-    def __init__(self, embedder: Embedder, path: str | os.PathLike[str], mode: Mode = "auto", dtype: str = "float32") -> None:
+    def __init__(self, embedder: Embedder, path: str | os.PathLike[str], mode: Mode = "auto", dtype: str = "float32",
+                 screen: cache_files.Screen | None = None) -> None:
+        """``screen(path, data)``: called with the manifest's data before it is written, to refuse it
+        by raising (the evaluation harness passes its credential detector here)."""
         if mode not in ("auto", "record", "replay"):
             raise ValueError(f"EmbeddingCache mode must be auto, record or replay, got {mode!r}")
         self.embedder = embedder
         self.path = Path(path)
         self.mode: Mode = ("replay" if os.environ.get("CI") else "record") if mode == "auto" else mode
         self.dtype = dtype
+        self.screen = screen
         self.id = embedder.id
         self.dimensions = embedder.dimensions
         self.batch_size = embedder.batch_size
@@ -141,7 +145,8 @@ class EmbeddingCache(Embedder):
         kept = len(chunks)
         for start in range(0, len(keys), size):
             chunks.append(cache_files.write_chunk(self.path, keys[start:start + size], vectors[start:start + size]))
-        cache_files.write_manifest(self.path, self.embedder.cache_key, self.dtype, int(vectors.shape[1]), chunks)
+        cache_files.write_manifest(self.path, self.embedder.cache_key, self.dtype, int(vectors.shape[1]), chunks,
+                                   self.screen)
         mapped = [*stored.mapped[:kept], *(cache_files.map_vectors(self.path, c) for c in chunks[kept:])]
         self._stored = _Stored.of(chunks, mapped)
         cache_files.tidy(self.path, chunks, temporary=False)

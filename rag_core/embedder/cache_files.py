@@ -29,7 +29,7 @@ import mmap
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rag_core._files import write_atomic
 from rag_core.errors import RagCoreError
@@ -42,6 +42,8 @@ READABLE_FORMATS = (1, 2)
 CHUNK_ROWS = 4096
 
 MANIFEST = "meta.json"
+# what may refuse a manifest before it is written: called with its path and its data
+Screen = Callable[[Path, Any], None]
 KEY_LENGTH = 32  # hex digits (EmbeddingCache.key)
 
 # the files a cache writes (a temporary file of write_atomic is ".<name>.<random>.tmp")
@@ -151,8 +153,11 @@ def write_chunk(folder: Path, keys: list[str], vectors: Any) -> Chunk:
     return chunk
 
 
-def write_manifest(folder: Path, embedder: str, dtype: str, dimensions: int, chunks: list[Chunk]) -> None:
-    """The switch to the new version of the cache: one atomic rename."""
+def write_manifest(folder: Path, embedder: str, dtype: str, dimensions: int, chunks: list[Chunk],
+                   screen: Screen | None = None) -> None:
+    """The switch to the new version of the cache: one atomic rename. ``screen(path, data)`` may
+    refuse the manifest's data by raising; nothing is written then. (The other files hold the
+    cache's own digests and numbers: nothing a caller gives.)"""
     meta = {
         "format": FORMAT_VERSION,
         "embedder": embedder,
@@ -161,6 +166,8 @@ def write_manifest(folder: Path, embedder: str, dtype: str, dimensions: int, chu
         "count": sum(c.count for c in chunks),
         "chunks": [c.as_json() for c in chunks],
     }
+    if screen is not None:
+        screen(folder / MANIFEST, meta)
     write_atomic(folder / MANIFEST, json.dumps(meta, indent=2) + "\n")
 
 

@@ -1,5 +1,6 @@
-"""The one credential detector: every file the harness writes (cassettes, goldens, baselines,
-embedding-cache metadata, reports) passes it before it reaches the disk.
+"""The one credential detector: every file the harness writes (cassettes, goldens, run records,
+the live journal, reports and summaries, baselines, recorded rankings, embedding-cache metadata)
+passes it before it reaches the disk.
 
 Two jobs:
 
@@ -9,18 +10,25 @@ Two jobs:
   whatever its case and separators, and the words sig, pwd, pw and pass; see ``scrub_query_parameter``
   for the harmless names kept), and the ``user:password@`` part of URLs;
 * **find** what is left anywhere else (request and response bodies, case inputs, tool arguments,
-  prompts): credentials of the well-known families by their shape (``FAMILIES``: provider keys,
-  cloud and CI tokens, private key blocks, webhooks…), bearer/basic credentials, and values that
-  look like a key, a token or a password after a key-like name (a JSON field, ``NAME=value``,
-  ``NAME: value``, ``"name": "value"``, a URL's query parameter, "the key is …" in prose). A finding
-  is never scrubbed silently, because a body is evidence the golden pins: the write is refused,
-  naming the file, the place and the kind, and the previous file stays.
+  prompts): credentials of a maintained ruleset (gitleaks' rules, read as data: ``secret_rules``),
+  credentials of the well-known families by their shape (``FAMILIES``: provider keys, cloud and CI
+  tokens, private key blocks, webhooks…, and the keys of RAG stacks the ruleset lacks),
+  bearer/basic credentials, and values that look like a key, a token or a password after a
+  key-like name (a JSON field, ``NAME=value``, ``NAME: value``, ``"name": "value"``, a URL's query
+  parameter, "the key is …" in prose). A finding is never scrubbed silently, because a body is
+  evidence the golden pins: the write is refused, naming the file, the place and the kind, and the
+  previous file stays.
 
-Every pattern runs in time linear in the text: each one either starts at a literal prefix and reads
-a bounded or possessive run after it, or starts only where a run of its characters starts; a rule
-whose prefix is not in the text is not run at all. Within one scan, a text in which the built-in
-rules found nothing is not read by them again: a recording sends its prompt and every earlier
-turn again in each request.
+The detector reads data: nested dicts and lists, each string value and each key (``find``). A text
+that holds an escaped text (a tool call's JSON arguments, an event stream's JSON data) is read
+decoded too, where a key that opens a line no longer follows a "\\n".
+
+Every pattern runs in time linear in the text: the ruleset's run on RE2; each of the detector's
+own either starts at a literal prefix and reads a bounded or possessive run after it, or starts
+only where a run of its characters starts; a rule whose prefix is not in the text is not run at
+all (one pass of an RE2 set finds the prefixes a text holds). Within one scan, a text in which the
+built-in rules found nothing is not read by them again: a recording sends its prompt and every
+earlier turn again in each request.
 
 Projects add header names (``rag_core_scrub_headers``) and patterns (``rag_core_secret_patterns``)
 in their pytest ini; ``configure`` installs them for the session.
@@ -96,6 +104,22 @@ def _discord_user_id(match: re.Match[str]) -> bool:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
     return decoded.isdigit() and 17 <= len(decoded) <= 20
+
+
+def _random_after_prefix(match: re.Match[str]) -> bool:
+    """What follows a short prefix (llx-, pa-, fw_) looks random: letters and digits, entropy ≥ 3 bits."""
+    rest = match.group(0)[3:].lstrip("-_")
+    return (any(c.isdigit() for c in rest) and any(c.isalpha() for c in rest)
+            and _entropy(rest) >= 3.0)
+
+
+_MAILGUN_HEAD = re.compile(_B + r"[0-9a-f]{32}")
+
+
+def _mailgun_head(match: re.Match[str]) -> bool:
+    """32 hex digits, where a token starts, before the "-<8 hex>-<8 hex>" tail."""
+    start = match.start() - 32
+    return start >= 0 and _MAILGUN_HEAD.match(match.string, start, match.start()) is not None
 
 
 @dataclass(frozen=True)
@@ -213,6 +237,20 @@ FAMILIES: tuple[Family, ...] = (
             "sbp_", "sb_secret_"),
     _family("a Mapbox secret token (sk.eyJ…)", _B + r"sk\.eyJ[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{10,}", "sk.eyJ"),
     _family("a 1Password service-account token (ops_…)", _B + r"ops_eyJ[A-Za-z0-9+/]{100,}", "ops_eyJ"),
+    # Keys of RAG stacks that gitleaks' rules (secret_rules, version 8.30.1) have no rule for:
+    # LlamaCloud, Voyage AI and Fireworks AI. Their prefixes are short words, so the rest must look
+    # random (letters and digits, 3+ bits of entropy): "pa-" opens slugs too.
+    _family("a LlamaCloud API key (llx-…)", _B + r"llx-[A-Za-z0-9]{20,}+", "llx-", verify=_random_after_prefix),
+    _family("a Voyage AI API key (pa-…)", _B + r"pa-[A-Za-z0-9_-]{32,}+", "pa-", verify=_random_after_prefix),
+    _family("a Fireworks AI API key (fw_…)", _B + r"fw_[A-Za-z0-9]{20,}+", "fw_", verify=_random_after_prefix),
+    # Mailgun's keys: gitleaks' rules find them only after a name holding "mailgun" (mailgun_key=…);
+    # a bare key in a prompt or a tool's output is found by its shape: the private API key
+    # (key-<32 hex>) and the newer form of private and webhook signing keys (<32 hex>-<8>-<8>).
+    _family("a Mailgun API key (key-…)", _B + r"key-[0-9a-f]{32}" + _E, "key-"),
+    # (searched from its "-<8>-<8>" tail, a literal "-" the search skips to, then its head checked:
+    # starting at every hex digit of a text was a fifth of a 5 MB scan)
+    _family("a Mailgun key (<32 hex>-<8 hex>-<8 hex>)", r"-[0-9a-f]{8}-[0-9a-f]{8}" + _E,
+            verify=_mailgun_head, offset=None),
 )
 # kept for projects that read it: the kinds of the families
 PATTERNS: dict[str, re.Pattern[str]] = {family.kind: family.pattern for family in FAMILIES}
@@ -221,9 +259,11 @@ PATTERNS: dict[str, re.Pattern[str]] = {family.kind: family.pattern for family i
 class _HintIndex:
     """The families worth running on a text: those with a hint in it. Texts are mostly short (a
     model name, a role, a tool's description), and testing each of the ~100 hints one by one
-    was most of a scan; one regex of all hints finds the ones a text holds instead, in a search
-    per place a hint starts. A family with a one-character hint (the Discord token's ".") or
-    none is always run, and tests its hint itself: those would be found at every other place."""
+    was most of a scan; an RE2 set of all hints finds every one a text holds, overlapping ones
+    included, in one pass of its DFA (a regex of all hints, searched again after each place one
+    started, took most of a base64 blob's scan). A family with a one-character hint (the Discord
+    token's ".") or none is always run, and tests its hint itself: those would be found at every
+    other place."""
 
     def __init__(self, families: tuple[Family, ...]) -> None:
         self._always = frozenset(index for index, family in enumerate(families)
@@ -234,28 +274,29 @@ class _HintIndex:
                 for hint in family.hints:
                     by_hint.setdefault(hint, set()).add(index)
         # lower-case hints are looked for in the lower-cased text, the others in the text (as found_in)
-        groups = ([hint for hint in by_hint if hint == hint.lower()],
-                  [hint for hint in by_hint if hint != hint.lower()])
-        # where two hints start at one place the search names the longer (listed first); the
-        # shorter is its prefix, and the families of both are run
-        self._families = {
-            hint: frozenset(index for other in group if hint.startswith(other) for index in by_hint[other])
-            for group in groups for hint in group}
-        self._lower, self._exact = (
-            re.compile("|".join(re.escape(hint) for hint in sorted(group, key=len, reverse=True))) if group else None
-            for group in groups)
+        self._groups = tuple([(hint, frozenset(by_hint[hint])) for hint in by_hint if (hint == hint.lower()) == lower]
+                             for lower in (True, False))
+
+    @functools.cached_property
+    def _sets(self) -> tuple[Any, Any]:
+        """The RE2 sets of the lower-case hints and of the others, made on first use (the import stays cheap)."""
+        import re2
+
+        sets = []
+        for group in self._groups:
+            hints = re2.Set.SearchSet()
+            for hint, _ in group:
+                hints.Add(re.escape(hint).encode("utf-8"))
+            hints.Compile()
+            sets.append(hints)
+        return sets[0], sets[1]
 
     def candidates(self, text: str, lowered: str) -> list[int]:
         """The indices, in order, of the families whose hints ``text`` holds, and those always run."""
         found = set(self._always)
-        for pattern, haystack in ((self._lower, lowered), (self._exact, text)):
-            if pattern is None:
-                continue
-            # from the place after each hint's start, not its end: hints overlap ("…fc-us1")
-            match = pattern.search(haystack)
-            while match is not None:
-                found |= self._families[match.group()]
-                match = pattern.search(haystack, match.start() + 1)
+        for hints, group, haystack in zip(self._sets, self._groups, (lowered, text)):
+            for number in hints.Match(haystack.encode("utf-8", "surrogatepass")) or ():
+                found |= group[number][1]
         return sorted(found)
 
 
@@ -449,32 +490,71 @@ class _TextKinds(NamedTuple):
     """What the built-in rules find in a text alone, whatever its place: the kinds, by rule."""
 
     families: tuple[str, ...]
+    ruleset: tuple[str, ...]
     basic: tuple[str, ...]
     labelled: tuple[str, ...]
     prose: tuple[str, ...]
 
+    def __or__(self, other: tuple[Any, ...]) -> _TextKinds:  # type: ignore[override]
+        return _TextKinds(*(tuple(dict.fromkeys(mine + theirs)) for mine, theirs in zip(self, other)))
 
-_NOTHING = _TextKinds((), (), (), ())
+
+_NOTHING = _TextKinds((), (), (), (), ())
+
+# a text that holds another text encoded (a tool call's JSON arguments, a server-sent event's JSON
+# data, a JSON body kept as a string) is read decoded too: there a key that opens a line follows
+# "\n", and no rule would see a token start after the "n"
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|([nrtbf\"\\/']))")
+_ESCAPED = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
+_NESTING = 3  # encodings read through (a JSON text inside a JSON string inside a JSON string)
+
+
+def _decoded(text: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        code, char = match.groups()
+        if code is not None:
+            value = int(code, 16)
+            return "\ufffd" if 0xD800 <= value <= 0xDFFF else chr(value)  # a lone surrogate half: not text
+        return _ESCAPED.get(char, char)
+
+    return _ESCAPE.sub(one, text)
 
 
 def _read(text: str, clean: set[str]) -> _TextKinds:
-    """What the built-in rules find in ``text``; nothing if it is in ``clean``, the texts of this
-    scan they found nothing in (an equal str: a str subclass could claim to equal one of them)."""
+    """What the built-in rules find in ``text`` and in what it encodes; nothing if it is in
+    ``clean``, the texts of this scan they found nothing in (an equal str: a str subclass could
+    claim to equal one of them)."""
     exact = type(text) is str
     if exact and text in clean:
         return _NOTHING
-    lowered = text.lower()
-    families = (FAMILIES[index] for index in _HINTS.candidates(text, lowered))
-    read = _TextKinds(
-        tuple(family.kind for family in families if family.found_in(text, lowered)),
-        tuple(_basic_kinds(text, lowered)),
-        tuple(_labelled_kinds(text)) if _LABEL_HINT.search(text) else (),
-        tuple(_prose_kinds(text, lowered)),
-    )
+    read = _read_one(text)
+    view = text
+    for _ in range(_NESTING):
+        if "\\" not in view:
+            break
+        decoded = _decoded(view)
+        if decoded == view:
+            break
+        view = decoded
+        read = read | _read_one(view)
     if exact and not any(read):
         # only a clean text is passed over: one holding a credential is read, and reported, at every place
         clean.add(text)
     return read
+
+
+def _read_one(text: str) -> _TextKinds:
+    from rag_core.evals.secret_rules import ruleset
+
+    lowered = text.lower()
+    families = (FAMILIES[index] for index in _HINTS.candidates(text, lowered))
+    return _TextKinds(
+        tuple(family.kind for family in families if family.found_in(text, lowered)),
+        ruleset().kinds(text),
+        tuple(_basic_kinds(text, lowered)),
+        tuple(_labelled_kinds(text)) if _LABEL_HINT.search(text) else (),
+        tuple(_prose_kinds(text, lowered)),
+    )
 
 
 def _named_kinds(text: str, field_name: str) -> list[str]:
@@ -532,7 +612,8 @@ class Detector:
         # the project's patterns and the field's name are tested at every place: not remembered
         project = [kind for kind, pattern in self.extra_patterns.items() if pattern.search(text)]
         # in the order findings have always been reported in
-        kinds = [*read.families, *project, *read.basic, *_named_kinds(text, field_name), *read.labelled, *read.prose]
+        kinds = [*read.families, *read.ruleset, *project, *read.basic, *_named_kinds(text, field_name),
+                 *read.labelled, *read.prose]
         return [Finding(where, kind) for kind in dict.fromkeys(kinds)]
 
     def find(self, node: Any, where: str = "", field_name: str = "") -> list[Finding]:
@@ -545,8 +626,15 @@ class Detector:
 
     def _find(self, node: Any, where: str, field_name: str, clean: set[str], found: list[Finding]) -> None:
         if isinstance(node, dict):
-            for key, value in node.items():
-                self._find(value, f"{where}.{key}" if where else str(key), str(key), clean, found)
+            for number, (key, value) in enumerate(node.items()):
+                name = str(key)
+                held = self._find_in_text(key, "", "", clean) if isinstance(key, str) else []
+                if held:
+                    # the key itself holds the credential: its place is named by its position, never its text
+                    name = f"<key {number}>"
+                    found += [Finding(f"{where}.{name} (the key)" if where else f"{name} (the key)", f.kind)
+                              for f in held]
+                self._find(value, f"{where}.{name}" if where else name, "" if held else name, clean, found)
         elif isinstance(node, (list, tuple)):
             for index, value in enumerate(node):
                 self._find(value, f"{where}[{index}]", field_name, clean, found)

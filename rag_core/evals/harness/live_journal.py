@@ -52,8 +52,8 @@ class LiveJournal:
 
         folder = self._folder_of(case)
         folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"case": case.id, "key": self._key(case), "run": run.to_json()}, ensure_ascii=False)
-        write_checked(folder / f"{run.repeat}.json", text + "\n")
+        write_checked(folder / f"{run.repeat}.json", {"case": case.id, "key": self._key(case), "run": run.to_json()},
+                      lambda data: json.dumps(data, ensure_ascii=False) + "\n")
 
     def count(self) -> int:
         """The runs kept (whatever their case)."""

@@ -672,26 +672,43 @@ class _Summary:
         path = self.config.getoption("golden_report")
         if not path or not self.cases or hasattr(self.config, "workerinput"):
             return
-        from rag_core.evals.atomic import write_checked
+        from rag_core.evals.atomic import append_checked
         from rag_core.evals.credentials import CredentialError
+        from rag_core.evals.report import markdown
 
         entries = list(self.cases.values())
-        try:
+        try:  # added to the file: a CI job summary keeps what earlier commands of its step wrote
             if self.config.getoption("live"):
-                text = "\n".join(["## rag-core live runs", "", *live_table(entries), ""])
+                append_checked(Path(path), _live_rows(entries), _live_summary)
             else:  # from the cases as the run record keeps them (report/markdown.py)
-                from rag_core.evals.report.markdown import Links, summary
-
                 record = self.config.pluginmanager.get_plugin("rag_core_run_record")
-                text = summary(record.case_entries(), Links.from_environment(os.environ),
+                markdown.write(Path(path), record.case_entries(), markdown.Links.from_environment(os.environ),
                                [path.name for path in self._orphans()[0]], record.retriever_entries())
-            write_checked(Path(path), text)
         except (OSError, CredentialError) as exc:
             self.config.stash[STASH]["report"] = (f"golden report: not written: {exc}", True)
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         else:
             self.config.stash[STASH]["report"] = (f"markdown report: {path}", False)
+
+
+_LIVE_COLUMNS = ("id", "passes", "runs", "pass_rate", "min_pass_rate", "p50", "p95", "tokens", "ok")
+
+
+def _live_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the live runs' table quotes of each case (what its writer screens)."""
+    return [{"id": entry["id"], "failed": entry["failed"],
+             "live": {key: entry["live"][key] for key in _LIVE_COLUMNS} if entry.get("live") else None}
+            for entry in entries]
+
+
+def _live_summary(rows: list[dict[str, Any]]) -> str:
+    """The live runs' table as markdown: each case id a code span, never read as markdown."""
+    from rag_core.evals.report.markdown import code_cell
+
+    shown = [{**row, "id": code_cell(row["id"]), "live": row["live"] and {**row["live"], "id": code_cell(row["live"]["id"])}}
+             for row in rows]
+    return "\n".join(["## rag-core live runs", "", *live_table(shown), ""])
 
 
 def live_table(entries: list[dict[str, Any]]) -> list[str]:

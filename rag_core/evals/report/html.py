@@ -5,6 +5,7 @@ artifact or from a mail attachment alike.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -23,25 +24,36 @@ def _static(name: str) -> str:
     return files("rag_core.evals.report").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def render(data: dict[str, Any], title: str) -> str:
-    """The page for ``data`` (``view.build``)."""
-    from html import escape
-
+def page(data: dict[str, Any], title: str) -> dict[str, Any]:
+    """What the page for ``data`` (``view.build``) embeds, as JSON data: the report's writer
+    screens this for credentials before the page is rendered from it (``render_page``)."""
     from rag_core.evals.runs.bounds import jsonable
 
+    return {"title": title, "data": jsonable(data)}
+
+
+def render_page(embedded: dict[str, Any]) -> str:
+    """The page embedding ``embedded`` (``page``)."""
+    from html import escape
+
     # JSON inside <script>: "<" escaped, so no text in the data can close the element early
-    payload = json.dumps(jsonable(data), ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    slots = {"style": _static("report.css"), "script": _static("report.js"), "data": payload, "title": escape(title)}
+    payload = json.dumps(embedded["data"], ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    slots = {"style": _static("report.css"), "script": _static("report.js"), "data": payload,
+             "title": escape(embedded["title"])}
     # one pass: a slot's text is never searched for further slots
     return _SLOT.sub(lambda match: slots[match.group(1)], _static("report.html"))
 
 
 @dataclass
 class Report:
-    html: str
+    embedded: dict[str, Any]  # what the page embeds (``page``): what its writer screens
     run: Path
     base: Path | None
     history: list[Path] = field(default_factory=list)  # the earlier runs its history shows, oldest first
+
+    @functools.cached_property
+    def html(self) -> str:
+        return render_page(self.embedded)
 
 
 def page_name(record: Path) -> str:
@@ -86,8 +98,8 @@ def report_for(folder: Path, run: str | None = None, compare: str | None = None,
                 continue
     pages = {old.id: page_name(path) for path, old in earlier} if linked else {}
     title = f"rag-core run {record.id}" + (f" vs {base.id}" if base else "")
-    page = render(build(record, base, [*(old for _, old in earlier), record], pages), title)
-    return Report(page, run_path, base_path, [path for path, _ in earlier])
+    embedded = page(build(record, base, [*(old for _, old in earlier), record], pages), title)
+    return Report(embedded, run_path, base_path, [path for path, _ in earlier])
 
 
 class HistoryPages:
@@ -101,12 +113,17 @@ class HistoryPages:
         self.compared = compared
         self.history = history
         self.loaded: dict[Path, RunRecord] = {}
-        self.built: dict[str, str] = {}
+        self.built: dict[str, Report] = {}
         self.lock = threading.Lock()  # the server answers requests on several threads
 
     def page(self, name: str) -> str | None:
         """The page called ``name`` (``<record name>.html``), or None when the folder holds no such
         record: only record names are read, so no request reaches any other file."""
+        report = self.report(name)
+        return None if report is None else report.html
+
+    def report(self, name: str) -> Report | None:
+        """The report of the page called ``name`` (as ``page``), or None."""
         from rag_core.evals.runs.store import RunStore, is_record_name
 
         record = self.folder / f"{name.removesuffix('.html')}.json"
@@ -117,5 +134,5 @@ class HistoryPages:
                 store = RunStore(self.folder)
                 compare = "previous" if self.compared and any(p.name < record.name for p in store.paths()) else None
                 self.built[name] = report_for(self.folder, str(record), compare, self.history, linked=True,
-                                              loaded=self.loaded).html
+                                              loaded=self.loaded)
             return self.built[name]

@@ -4,17 +4,24 @@ own, with its failures, its diff, and links to the case in the HTML report and t
 artifacts hold that report.
 
 Built from the record's typed cases, which are bounded and hold no credential (``runs/failures.py``
-withheld it), so the summary shows what the report shows; the file is screened once more when it is
-written. GitHub caps a job summary at 1 MiB, and a shared prompt edit can fail thousands of cases:
-the first ``CASE_LIMIT`` failing cases get a section, each diff is cut to ``DIFF_LIMIT`` and diffs
-are kept until ``DIFF_BUDGET`` is spent; the report has the rest.
+withheld it), so the summary shows what the report shows; what it quotes is screened once more, as
+data (``summary_data``), when the file is written. GitHub caps a job summary at 1 MiB, and a shared
+prompt edit can fail thousands of cases: the first ``CASE_LIMIT`` failing cases get a section, each
+diff is cut to ``DIFF_LIMIT`` and diffs are kept until ``DIFF_BUDGET`` is spent; the report has the rest.
+
+Model output and case data are never read as markdown: a model's ``![](https://…)`` would be an
+image fetched from its server by every reader of the summary (a tracking pixel), its ``[text](…)`` a
+link the run never made. Each text from a case (ids, fields, messages, checks, diffs) stands in a
+code span or a fenced block whose fence is longer than any run of backticks in it, where nothing is
+a link, an image, HTML or emphasis.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from pathlib import Path
+from typing import Any, Mapping
 from urllib.parse import quote
 
 from rag_core.evals.runs.bounds import cut_text
@@ -50,6 +57,32 @@ class Links:
     def case(self, case_id: str) -> str:
         """The report opened at one case (the page's ``#case/<id>`` view)."""
         return f"{self.report.split('#', 1)[0]}#case/{quote(case_id, safe='')}"
+
+
+def write(path: Path, cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
+          retrieval: list[RetrieverEntry] | None = None) -> None:
+    """Add the summary of these cases to ``path``, after what it holds (a CI job summary keeps what
+    earlier commands of its step wrote). Raises CredentialError, having written nothing, when what
+    it quotes looks like a credential; OSError when the file cannot be written."""
+    from rag_core.evals.atomic import append_checked
+
+    append_checked(path, summary_data(cases, links, orphans, retrieval), render)
+
+
+def summary_data(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
+                 retrieval: list[RetrieverEntry] | None = None) -> dict[str, Any]:
+    """What the summary of these cases quotes, as JSON data: what its writer screens for
+    credentials, and what ``render`` makes the summary from."""
+    return {"cases": [case.to_json() for case in cases], "links": {"report": links.report, "run": links.run},
+            "orphans": list(orphans or []),
+            # a retriever's gate, not its queries: the summary quotes no query
+            "retrieval": [{**entry.to_json(), "queries": []} for entry in retrieval or []]}
+
+
+def render(data: dict[str, Any]) -> str:
+    """The summary that ``data`` (``summary_data``) describes."""
+    return summary([CaseEntry.from_json(case) for case in data["cases"]], Links(**data["links"]), data["orphans"],
+                   [RetrieverEntry.from_json(entry) for entry in data["retrieval"]])
 
 
 def summary(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
@@ -99,8 +132,8 @@ def _gates(retrieval: list[RetrieverEntry]) -> list[str]:
     lines = ["### Retrieval gates", "", "| retriever | gate | primary metric | why |", "|---|---|---|---|"]
     for entry in retrieval:
         primary = entry.primary
-        value = f"{primary} {entry.metrics[primary]:.4f}" if primary is not None else "–"
-        lines.append(f"| {_code(entry.key, cell=True)} | {entry.gate} | {value} | "
+        value = f"{_code(primary, cell=True)} {entry.metrics[primary]:.4f}" if primary is not None else "–"
+        lines.append(f"| {_code(entry.key, cell=True)} | {_code(entry.gate, cell=True)} | {value} | "
                      f"{_cell('; '.join(entry.gate_failures)) or '–'} |")
     return [*lines, ""]
 
@@ -157,7 +190,7 @@ def _what(failure: FailureEntry) -> str:
 
 def _failure_line(failure: FailureEntry) -> str:
     place = f"{failure.where}:{failure.field}" if failure.where else failure.field
-    line = f"- **{failure.check}** {_code(place)}"
+    line = f"- {_code(failure.check)} {_code(place)}"
     if failure.message:
         line += f": {_inline(failure.message)}"
     if failure.fix:
@@ -180,11 +213,19 @@ def _anchors(ids: list[str]) -> dict[str, str]:
 
 
 def _code(text: str, cell: bool = False) -> str:
-    """``text`` as a code span: fenced by more backticks than it holds (a table cell's bars escaped)."""
+    """``text`` as a code span: fenced by more backticks than it holds (a table cell's bars escaped,
+    which GitHub reads inside a code span too). Nothing inside is markdown; an empty text is none."""
+    if not text:
+        return ""
     ticks = "`" * (_longest_ticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     span = f"{ticks}{pad}{text}{pad}{ticks}"
     return span.replace("|", "\\|") if cell else span
+
+
+def code_cell(text: str) -> str:
+    """``text`` as a code span in a table cell."""
+    return _code(text, cell=True)
 
 
 def _longest_ticks(text: str) -> int:
@@ -193,11 +234,10 @@ def _longest_ticks(text: str) -> int:
 
 
 def _inline(text: str) -> str:
-    """A message on one line: its first line, bounded (the report has it whole), its "<" escaped so
-    no text in it opens an HTML element in the summary."""
+    """A message on one line, as a code span: its first line, bounded (the report has it whole)."""
     first = text.strip().splitlines()[0] if text.strip() else ""
     first = (first[:300] + "…") if len(first) > 300 else first
-    return first.replace("&", "&amp;").replace("<", "&lt;")
+    return _code(first)
 
 
 def _cell(text: str) -> str:

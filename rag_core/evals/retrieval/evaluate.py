@@ -72,7 +72,9 @@ def build_embedder(spec: EmbedderSpec, root: Path, mode: str) -> EmbeddingCache:
     if spec.dimensions:
         options["dimensions"] = spec.dimensions
     inner = {"local": LocalEmbedder, "openai": OpenAIEmbedder, "cohere": CohereEmbedder}[spec.kind](**options)
-    return EmbeddingCache(inner, root / spec.cache, mode=mode)  # type: ignore[arg-type]
+    from rag_core.evals.atomic import screen
+
+    return EmbeddingCache(inner, root / spec.cache, mode=mode, screen=screen)  # type: ignore[arg-type]
 
 
 @dataclass

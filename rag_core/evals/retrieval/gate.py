@@ -195,11 +195,14 @@ def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> Non
         "metrics": _rounded(result.metrics),
         "per_query": {m: _rounded(dict(sorted(result.per_query[m].items()))) for m in suite.metrics},
     }
-    try:
-        write_checked(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
-    except OSError as exc:
-        from rag_core.evals.harness.paths import shown
+    from rag_core.evals.credentials import CredentialError
+    from rag_core.evals.harness.paths import shown
 
+    try:
+        write_checked(path, data, lambda data: json.dumps(data, indent=1, sort_keys=False) + "\n")
+    except CredentialError as exc:
+        raise BaselineError(path, " ".join(str(exc).split())) from None
+    except OSError as exc:
         raise BaselineError(path, f"{shown(path)}: the baseline cannot be written ({_write_problem(exc)})") from None
 
 

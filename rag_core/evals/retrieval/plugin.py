@@ -356,6 +356,7 @@ def _rag_core_background_retrievers(request: pytest.FixtureRequest) -> None:
 def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRequest):
     def check(target: Target) -> None:
         from rag_core.embedder.cache import EmbeddingCacheMiss
+        from rag_core.evals.credentials import CredentialError
         from rag_core.evals.harness.paths import shown
         from rag_core.evals.retrieval.datasets import DatasetError
         from rag_core.evals.retrieval.evaluate import DatasetUnavailable
@@ -378,7 +379,9 @@ def retrieval_check(retrieval_runner: RetrievalRunner, request: pytest.FixtureRe
                 _check_retriever(retrieval_runner, target, request)
         except DatasetUnavailable as exc:
             pytest.skip(str(exc))
-        except (DatasetError, BaselineError, RetrieverTargetError, RecordingError, RunFileError) as exc:
+        # CredentialError: a file the run writes (an embedding cache's manifest) holds what looks like one
+        except (DatasetError, BaselineError, RetrieverTargetError, RecordingError, RunFileError,
+                CredentialError) as exc:
             failure = str(exc)
         except EmbeddingCacheMiss as exc:
             suite_file = shown(target.suite.source) if target.suite.source else target.suite.name

@@ -80,14 +80,22 @@ class RecordedRankings:
     emulated: bool  # recorded against the emulator (a command recording it again says --emulator)
     rankings: dict[str, list[str]]
 
+    def data(self) -> dict[str, Any]:
+        """The file's content as JSON data (what its writer screens)."""
+        return {"suite": self.suite, "retriever": self.retriever, "depth": self.depth,
+                "recorded_with": _EMULATED if self.emulated else _LIVE, "rankings": self.rankings}
+
     def text(self) -> str:
-        """JSON with one line per query: a re-recording's diff shows the queries that changed."""
-        head = {"suite": self.suite, "retriever": self.retriever, "depth": self.depth,
-                "recorded_with": _EMULATED if self.emulated else _LIVE}
-        lines = [f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}," for key, value in head.items()]
-        queries = [f"  {json.dumps(query, ensure_ascii=False)}: {json.dumps(ids, ensure_ascii=False)}"
-                   for query, ids in self.rankings.items()]
-        return "{\n" + "\n".join(lines) + '\n "rankings": {\n' + ",\n".join(queries) + "\n }\n}\n"
+        return rankings_text(self.data())
+
+
+def rankings_text(data: dict[str, Any]) -> str:
+    """A rankings file's JSON with one line per query: a re-recording's diff shows the queries that changed."""
+    head = {key: value for key, value in data.items() if key != "rankings"}
+    lines = [f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}," for key, value in head.items()]
+    queries = [f"  {json.dumps(query, ensure_ascii=False)}: {json.dumps(ids, ensure_ascii=False)}"
+               for query, ids in data["rankings"].items()]
+    return "{\n" + "\n".join(lines) + '\n "rankings": {\n' + ",\n".join(queries) + "\n }\n}\n"
 
 
 # what the cassettes' recorded_with.target says (recorder.EMULATOR_TARGET), here without importing vcrpy
@@ -244,7 +252,8 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
                                      f"an error status ({'; '.join(failed[:3])})")
             staged = files.rankings.with_name(f".{files.rankings.name}.staged")
             try:
-                write_checked(staged, RecordedRankings(suite, retriever, depth, emulated, ranked.by_query).text())
+                write_checked(staged, RecordedRankings(suite, retriever, depth, emulated, ranked.by_query).data(),
+                              rankings_text, staged_for=files.rankings)
             except (CredentialError, OSError) as exc:
                 raise RecordingError(f"{where}: recording failed, nothing was written: {exc}") from None
             recorder.commit()

@@ -110,8 +110,9 @@ def write(folder: Path, results: list[dict[str, Any]], worse: dict[str, list[Any
     kept = [{k: v for k, v in r.items() if k != "qrels"} for r in results]  # qrels go to one file per suite
     p_values = significance(results)
     sweeps = sorted(sweeps or [], key=lambda s: (s["suite"], s["retriever"]))
-    write_checked(folder / "retrieval.json", json.dumps(
-        {"results": kept, "worse_than_baseline": worse, "significance": p_values, "sweeps": sweeps}, indent=1) + "\n")
+    write_checked(folder / "retrieval.json",
+                  {"results": kept, "worse_than_baseline": worse, "significance": p_values, "sweeps": sweeps},
+                  lambda data: json.dumps(data, indent=1) + "\n")
     swept = "".join("\n```\n" + "\n".join(sweep_table(s)) + "\n```\n" for s in sweeps)
     write_checked(folder / "retrieval.md", markdown(results, worse, p_values) + ("\n## Sweeps\n" + swept if sweeps else "") + "\n")
     written = [str(folder / "retrieval.json"), str(folder / "retrieval.md")]

@@ -20,9 +20,13 @@ TEXT_LIMIT = 1000  # characters of one query's text
 
 def gate_property(failures: list[str], thresholds: Mapping[str, float],
                   queries: Mapping[str, str] | None) -> tuple[str, dict[str, Any]]:
-    """The user property of one retriever test: the gate's failures, its thresholds, the query texts."""
+    """The user property of one retriever test: the gate's failures, its thresholds, the query
+    texts (one that looks like a credential withheld, as a failure's values are: the record and its
+    report keep the rest of the run)."""
+    from rag_core.evals.runs.failures import withheld_text
+
     return PROPERTY, {"failures": list(failures), "thresholds": dict(thresholds),
-                      "queries": {q: text[:TEXT_LIMIT] for q, text in (queries or {}).items()}}
+                      "queries": {q: withheld_text(text[:TEXT_LIMIT]) for q, text in (queries or {}).items()}}
 
 
 def _round(value: float) -> float:

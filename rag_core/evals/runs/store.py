@@ -51,8 +51,7 @@ class RunStore:
 
         record.notes += keep_within_budget(record.cases)
         path = self.folder / f"{record.id}.json"
-        text = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
-        write_checked(path, text + "\n")
+        write_checked(path, record.to_json(), _json_line)
         self._ignore_in_git()
         return path
 
@@ -106,6 +105,10 @@ class RunStore:
         if len(matches) > 1:
             raise RecordError(f"{spec}: names {len(matches)} run records in {self.folder}; give more of the name")
         raise RecordError(f"{spec}: no such run record (neither a file nor a record in {self.folder})")
+
+
+def _json_line(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def load(path: Path) -> RunRecord:
