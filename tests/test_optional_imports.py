@@ -4,8 +4,8 @@ install, never a bare ``ModuleNotFoundError`` from deep inside the library.
 
 The library is read with ``ast``. An import of an optional package passes when it is guarded: in a
 function that called ``require`` for the same package before it, in a ``try`` that handles the
-ImportError itself, or under ``TYPE_CHECKING``. Which packages are optional is read from the
-installed metadata: a distribution named by an extra and not by the base requirements.
+ImportError itself, or under ``TYPE_CHECKING``. Which packages are optional is read from
+pyproject.toml: a distribution named by an extra and not by the base requirements.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -35,19 +36,19 @@ def _name(requirement: str) -> str:
 
 
 def optional_modules() -> dict[str, set[str]]:
-    """Top-level import name -> the extras whose distributions provide it."""
-    requirements = importlib.metadata.requires("rag-core") or []
-    base = {_name(r) for r in requirements if "extra ==" not in r}
+    """Top-level import name -> the extras (pyproject.toml) whose distributions provide it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    base = {_name(r) for r in project["dependencies"]}
     extras: dict[str, set[str]] = {}
-    for requirement in requirements:
-        if "extra ==" in requirement and _name(requirement) not in base and _name(requirement) != "rag-core":
-            extra = requirement.split("extra ==")[1].strip().strip('"')
-            extras.setdefault(_name(requirement), set()).add(extra)
+    for extra, requirements in project["optional-dependencies"].items():
+        for requirement in requirements:
+            if _name(requirement) not in base and _name(requirement) != "rag-core":
+                extras.setdefault(_name(requirement), set()).add(extra)
     modules: dict[str, set[str]] = {}
     for module, distributions in importlib.metadata.packages_distributions().items():
         for distribution in distributions:
-            if distribution.lower().replace("_", "-") in extras:
-                modules.setdefault(module, set()).update(extras[distribution.lower().replace("_", "-")])
+            if _name(distribution) in extras:
+                modules.setdefault(module, set()).update(extras[_name(distribution)])
     return modules
 
 
