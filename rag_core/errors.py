@@ -26,15 +26,19 @@ class RagCoreError(Exception):
 
 
 class MissingExtraError(RagCoreError, ImportError):
-    """An optional dependency is needed for a feature but is not installed."""
+    """An optional dependency is needed for a feature but is not installed (or, with
+    ``minimum``, is older than the feature needs)."""
 
-    def __init__(self, package: str, extra: str, feature: str) -> None:
+    def __init__(self, package: str, extra: str, feature: str, *, minimum: str | None = None,
+                 installed: str | None = None) -> None:
         self.package = package
         self.extra = extra
-        super().__init__(
-            f"{feature} needs the '{package}' package, which is not installed. "
-            f"Install it with: pip install 'rag-core[{extra}]'"
-        )
+        if minimum is None:
+            super().__init__(f"{feature} needs the '{package}' package, which is not installed. "
+                             f"Install it with: pip install 'rag-core[{extra}]'")
+        else:
+            super().__init__(f"{feature} needs {package} {minimum} or later, and {package} {installed} is "
+                             f"installed. Upgrade it with: pip install -U 'rag-core[{extra}]'")
 
 
 class ModelProviderError(RagCoreError):

@@ -23,11 +23,12 @@ PACKAGE = ROOT / "rag_core"
 # modules of one layer are neighbours that do not import each other. ``rag_core`` is the package's
 # own ``__init__`` (the public names), not everything under it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("text, files and progress", ("rag_core.text", "rag_core._files", "rag_core.progress")),
+    ("text and files", ("rag_core.text", "rag_core._files")),
     ("messages", ("rag_core.messages",)),
     ("run results", ("rag_core.run_output",)),
     ("errors", ("rag_core.errors",)),
     ("optional dependencies", ("rag_core._optional",)),
+    ("progress", ("rag_core.progress",)),
     ("documents", ("rag_core.document",)),
     ("provider clients", ("rag_core.providers",)),
     ("embedders and rerankers", ("rag_core.embedder", "rag_core.reranker")),

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from rag_core.cli import main
+from rag_core.evals.examples import AGENT_CORE_MODULES
 
 pytest_plugins = ["pytester"]
 
@@ -284,3 +285,90 @@ def test_the_workflows_environment_fails_a_skipped_required_case(pytester, capsy
     strict = pytester.runpytest_subprocess("-p", "no:cacheprovider", "evals", "-k", "needs_it")
     strict.assert_outcomes(failed=1)
     assert "no case may skip" in strict.stdout.str()
+
+
+# ------------------------------------------------------------------ the example that runs where it is written
+
+
+def without(tmp_path: Path, blocked: set[str]) -> dict[str, str]:
+    """An environment for a child in which ``blocked`` modules do not import, as in a project that
+    never installed them (a sitecustomize refuses them before any import)."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(
+        "import importlib.abc, sys\n"
+        f"BLOCKED = {sorted(blocked)!r}\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] in BLOCKED:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "for loaded in [m for m in sys.modules if m.split('.')[0] in BLOCKED]:  # imported by .pth files\n"
+        "    del sys.modules[loaded]\n")
+    env = environment()
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env["PYTHONPATH"]])
+    return env
+
+
+# the agent extra's packages, less openai (the project's own SDK) and certifi (which httpx and
+# requests, installed here, import themselves; its own test is in test_optional_imports.py)
+HARNESS_ONLY = set(AGENT_CORE_MODULES) - {"openai", "certifi"}
+
+
+def test_a_project_with_the_harness_alone_gets_a_plain_sdk_example_that_records_and_replays(tmp_path):
+    """The example needed the agent core: with the harness extra alone, recording it failed on a
+    missing module, and replay printed that same command again."""
+    env = without(tmp_path, HARNESS_ONLY)
+    project = tmp_path / "project"
+    init = subprocess.run([sys.executable, "-m", "rag_core", "init", str(project)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=env)
+    assert init.returncode == 0, init.stderr
+    assert files_in(project) == {
+        "fixtures/goldens/example_sdk_agent.yaml", "evals/example_agent.py", "fixtures/goldens/case.schema.json",
+        "evals/__init__.py", "evals/test_goldens.py", ".github/workflows/rag-core-evals.yml", "pytest.ini"}
+    assert "plain openai SDK agent (evals/example_agent.py)" in init.stdout and "pip install 'rag-core[agent]'" in init.stdout
+    workflow, _ = workflow_steps(project)
+    assert workflow["env"]["RAG_CORE_INSTALL"].startswith("rag-core[harness] @ ")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    steps = [line.split("#")[0].strip() for line in init.stdout.splitlines() if line.strip().startswith("pytest ")]
+    assert steps == ["pytest evals/ --record-mode=once --emulator", "pytest evals/"] and all(s in readme for s in steps)
+    for step in steps:
+        ran = subprocess.run([sys.executable, "-m", *step.split(), "-p", "no:cacheprovider"], cwd=project,
+                             capture_output=True, text=True, timeout=300, env=env)
+        assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    golden = yaml.safe_load((project / "fixtures" / "goldens" / "example_sdk_agent.golden.yaml").read_text())
+    assert golden["apis"] == ["openai-chat", "openai-chat"] and golden["tools"][0]["name"] == "lookup_recipe"
+    assert "tamarind" in golden["output"]["equals"]
+
+
+def test_with_no_provider_sdk_init_says_what_to_install_and_writes_nothing(tmp_path):
+    project = tmp_path / "project"
+    result = subprocess.run([sys.executable, "-m", "rag_core", "init", str(project)], capture_output=True,
+                            text=True, timeout=120, cwd=tmp_path, env=without(tmp_path, HARNESS_ONLY | {"openai"}))
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "pip install 'rag-core[agent]'" in lines[0] and "pip install openai" in lines[0], lines
+    assert "nothing was written" in lines[0] and not project.exists()
+
+
+def test_an_openai_older_than_the_agent_core_takes_gets_the_plain_example(monkeypatch):
+    from rag_core.evals import examples
+
+    monkeypatch.setattr(examples, "_openai_release", lambda: (1, 50, 0))
+    assert examples.agent_core_missing() == ["openai>=1.108.1"]
+    assert examples.choose().case_id == "example_sdk_agent"
+    monkeypatch.setattr(examples, "_openai_release", lambda: (0, 28, 1))
+    with pytest.raises(examples.NoExample):
+        examples.choose()
+
+
+def test_the_agent_core_modules_are_the_agent_extras():
+    import importlib.metadata
+    import re
+    import tomllib
+
+    agent = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["agent"]
+    distributions = {re.split(r"[<>=\[!~; ]", r, maxsplit=1)[0].lower() for r in agent}
+    provided = {module for module, names in importlib.metadata.packages_distributions().items()
+                if {n.lower() for n in names} & distributions and not module.startswith("_")}
+    assert set(AGENT_CORE_MODULES) == provided

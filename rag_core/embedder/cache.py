@@ -25,11 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 
+from rag_core._optional import require
 from rag_core.embedder import cache_files
 from rag_core.embedder.base import Embedder, InputType
 from rag_core.embedder.cache_files import Chunk
 from rag_core.embedder.key_index import KeyIndex
 from rag_core.errors import RagCoreError
+
+FEATURE = "the embedding cache"  # what a missing numpy is named for
 
 FORMAT_VERSION = cache_files.FORMAT_VERSION
 Mode = Literal["auto", "record", "replay"]
@@ -64,7 +67,7 @@ class _Stored:
 
     @classmethod
     def of(cls, chunks: Sequence[Chunk], mapped: Sequence[cache_files.MappedVectors]) -> _Stored:
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         counts = np.array([c.count for c in chunks], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(counts) else counts
@@ -133,7 +136,7 @@ class EmbeddingCache(Embedder):
     def _append(self, keys: list[str], vectors: Any) -> None:
         """Store new rows: the last chunk, while short of CHUNK_ROWS, is rewritten with the first of
         them, the rest go to new chunks; then the manifest, then the files it no longer names go."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         size = cache_files.CHUNK_ROWS  # read here, not imported: a test may make chunks small
         stored = self._stored
@@ -159,7 +162,7 @@ class EmbeddingCache(Embedder):
     # --------------------------------------------------------------- embedding
     def _record(self, texts: list[str], keys: list[str], input_type: InputType, progress: bool) -> None:
         """Embed the texts whose keys the cache lacks, and save them as new rows."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         with self._writing:
             rows = self._keys.rows(keys)
@@ -206,7 +209,7 @@ class EmbeddingCache(Embedder):
 
     def _gather(self, rows: Any) -> Any:
         """The vectors of these rows as one new float32 matrix, read chunk by chunk."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         stored = self._stored
         out = np.empty((len(rows), stored.dimensions or 0), dtype=np.float32)

@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from rag_core._optional import require
+
+FEATURE = "the embedding cache"  # what a missing numpy is named for
 from rag_core._files import write_atomic
 from rag_core.errors import RagCoreError
 
@@ -89,7 +92,7 @@ def read_manifest(folder: Path) -> tuple[dict[str, Any], list[Chunk]] | None:
 
 def read_keys(folder: Path, chunk: Chunk) -> Any:
     """The chunk's keys as a numpy array of 32-byte strings (no Python object per key)."""
-    import numpy as np
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     try:
         raw = (folder / chunk.keys).read_bytes()
@@ -110,7 +113,7 @@ class MappedVectors:
     read takes them again."""
 
     def __init__(self, path: Path) -> None:
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         with open(path, "rb") as handle:
             version = np.lib.format.read_magic(handle)
@@ -142,7 +145,7 @@ def map_vectors(folder: Path, chunk: Chunk) -> MappedVectors:
 
 def write_chunk(folder: Path, keys: list[str], vectors: Any) -> Chunk:
     """Write one chunk's files (vectors first, then keys: a chunk is used only once a manifest names it)."""
-    import numpy as np
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     version = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:12]
     chunk = Chunk(f"keys-{version}.txt", f"vectors-{version}.npy", len(keys))

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rag_core._optional import require
 from rag_core.embedder.cache_files import KEY_LENGTH
+
+FEATURE = "the embedding cache"  # what a missing numpy is named for
 
 # added keys are merged into the sorted arrays this many at a time
 MERGE_AT = 65_536
@@ -27,7 +30,7 @@ FEW = 4
 class KeyIndex:
     def __init__(self, keys: Sequence[Any] = ()) -> None:
         """``keys``: the key arrays of the chunks on disk, in row order."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         every = np.concatenate(list(keys)) if len(keys) else np.empty(0, dtype=f"S{KEY_LENGTH}")
         order = np.argsort(every, kind="stable")  # of equal keys (an old cache may repeat one), the first row
@@ -41,7 +44,7 @@ class KeyIndex:
 
     def rows(self, keys: list[str]) -> Any:
         """The row of each key, -1 where the cache has none (an int64 array)."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         added = self._added  # before the arrays (see the module docstring)
         sorted_keys, key_rows = self._arrays
@@ -81,7 +84,7 @@ class KeyIndex:
 
     def _merge(self) -> None:
         """The added keys into the sorted arrays (a key never is in both: only missing keys are added)."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         sorted_keys, key_rows = self._arrays
         keys = np.concatenate([sorted_keys, np.array(list(self._added), dtype=f"S{KEY_LENGTH}")])

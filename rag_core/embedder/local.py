@@ -50,7 +50,7 @@ class LocalEmbedder(Embedder):
 
     def embed_array(self, texts: Sequence[str], input_type: InputType = "document", progress: bool = False) -> Any:
         """The texts' embeddings as one float32 matrix, a row per text, in their order."""
-        import numpy as np
+        np = require("numpy", extra="local", feature="LocalEmbedder")
 
         texts = list(texts)
         # longest first, ordered as SentenceTransformer.encode orders what it is given: the same

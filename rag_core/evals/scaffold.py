@@ -1,4 +1,5 @@
-"""What ``rag-core init`` writes into a project: one example golden case and what runs it.
+"""What ``rag-core init`` writes into a project: one example golden case that runs there (see
+``examples``) and what runs it.
 
 Files that already exist are never overwritten. The pytest settings go where the project keeps
 its pytest configuration, in that file's own format (see ``PytestConfig``); an existing pytest
@@ -23,37 +24,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-EXAMPLE_CASE = """\
-# yaml-language-server: $schema=case.schema.json
-# A golden case, hand-written: what the agent is, what it is asked, what the emulator answers while recording,
-# and optional checks. Beside it, example_agentic_rag.golden.yaml is machine-written: the exact
-# system prompt, tools and request bodies the agent sends. Review that file like code.
-id: example_agentic_rag
-model: {api: openai-responses, id: gpt-5.2}    # or openai-chat, gemini
-agent:                                          # Agent(...) options, or "package.module:factory"
-  search_knowledge: true
-  markdown: true
-  instructions: [Include sources in your response.]
-knowledge: {corpus: example}                    # fixtures/corpora/example.yaml
-input: How do I make pad thai?
-emulate:                                        # what the emulator answers, one item per model call
-  - tool_calls: [{name: search_knowledge_base, arguments: {query: pad thai}}]
-  - text: Soak the rice noodles, then fry them with tamarind and fish sauce (source pad_thai).
-expect:
-  output: {contains: tamarind}
-"""
-
-EXAMPLE_CORPUS = """\
-# The documents of the example case's knowledge base.
-- name: pad_thai
-  content: Pad thai. Soak rice noodles in warm water, fry garlic and tofu, add the noodles with
-    tamarind paste, fish sauce and palm sugar, then toss with bean sprouts and peanuts.
-  meta_data: {source: recipes.md}
-- name: green_curry
-  content: Green curry. Fry green curry paste in coconut cream until fragrant, add chicken,
-    coconut milk, Thai eggplant and fish sauce, and finish with Thai basil.
-  meta_data: {source: recipes.md}
-"""
+from rag_core.evals.examples import AGENT_EXAMPLE, NoExample, choose
 
 TEST_MODULE = '''\
 """Every golden case under fixtures/goldens/: rag-core's pytest plugin makes each one a test."""
@@ -72,10 +43,10 @@ SETTINGS: dict[str, str | list[str]] = {
 }
 SETTINGS_COMMENT = "rag-core: where golden cases, cassettes and corpora live (these are the defaults)"
 
-# Where CI installs rag-core from. rag-core is on no package index, so the workflow names a git
-# URL or a wheel; without --install it holds this placeholder, and the workflow's install step
-# stops with an error naming the file until it is filled in.
-INSTALL_PLACEHOLDER = "rag-core[harness,agent] @ git+https://github.com/<owner>/rag-core.git@<tag>"
+# Where CI installs rag-core from, with the extras the example needs. rag-core is on no package
+# index, so the workflow names a git URL or a wheel; without --install it holds this placeholder,
+# and the workflow's install step stops with an error naming the file until it is filled in.
+INSTALL_PLACEHOLDER = "rag-core[{extras}] @ git+https://github.com/<owner>/rag-core.git@<tag>"
 PLACEHOLDER_MARK = "<owner>"
 WORKFLOW_PATH = ".github/workflows/rag-core-evals.yml"
 
@@ -85,9 +56,9 @@ name: rag-core evals
 on: [push, pull_request]
 env:
   # Where CI installs rag-core from (it is on no package index). A pip requirement: a git URL,
-  #   rag-core[harness,agent] @ git+https://github.com/<owner>/rag-core.git@<tag>
+  #   rag-core[{extras}] @ git+https://github.com/<owner>/rag-core.git@<tag>
   # or a wheel built with `python -m build` and kept in this repository,
-  #   ./wheels/rag_core-0.1.0-py3-none-any.whl[harness,agent]
+  #   ./wheels/rag_core-0.1.0-py3-none-any.whl[{extras}]
   # [harness] alone is enough when every case is a target: case (no rag_core agent).
   RAG_CORE_INSTALL: {install}
   # a case whose requires: is not installed here fails instead of being skipped
@@ -348,11 +319,11 @@ def _case_schema() -> str:
     return json.dumps(json_schema(), indent=2) + "\n"
 
 
-def workflow(install: str | None = None) -> str:
+def workflow(install: str | None = None, extras: str = AGENT_EXAMPLE.extras) -> str:
     """The CI workflow; ``install`` is the pip requirement CI installs rag-core with (a git URL
-    or a wheel), else a placeholder the workflow refuses to run with."""
-    spec = INSTALL_PLACEHOLDER if install is None else install
-    return CI_WORKFLOW.format(install=json.dumps(spec), mark=PLACEHOLDER_MARK, workflow=WORKFLOW_PATH)
+    or a wheel), else a placeholder with ``extras`` that the workflow refuses to run with."""
+    spec = INSTALL_PLACEHOLDER.format(extras=extras) if install is None else install
+    return CI_WORKFLOW.format(install=json.dumps(spec), mark=PLACEHOLDER_MARK, workflow=WORKFLOW_PATH, extras=extras)
 
 
 def check_install(install: str) -> str:
@@ -367,19 +338,26 @@ def check_install(install: str) -> str:
 
 
 def init_project(root: Path, install: str | None = None) -> InitResult:
-    """Scaffold ``root`` (created if missing). Raises ScaffoldError, having written nothing, when
-    ``root`` is a file or any file cannot be written."""
+    """Scaffold ``root`` (created if missing) with the example that runs here (``examples.choose``).
+    Raises ScaffoldError, having written nothing, when ``root`` is a file, when no example can run
+    here (the message says what to install) or when any file cannot be written."""
     if root.exists() and not root.is_dir():
         raise ScaffoldError(f"{root} is a file, not a folder; nothing was written")
+    spec = None if install is None else check_install(install)
+    try:
+        example = choose()
+    except NoExample as exc:
+        raise ScaffoldError(f"{exc}; nothing was written") from None
+    (case, text), *beside = example.files.items()
     files = {
-        "fixtures/goldens/example_agentic_rag.yaml": EXAMPLE_CASE,
+        case: text,
         "fixtures/goldens/case.schema.json": _case_schema(),
-        "fixtures/corpora/example.yaml": EXAMPLE_CORPUS,
+        **dict(beside),
         "evals/__init__.py": "",
         "evals/test_goldens.py": TEST_MODULE,
-        WORKFLOW_PATH: workflow(None if install is None else check_install(install)),
+        WORKFLOW_PATH: workflow(spec, example.extras),
     }
-    result = InitResult()
+    result = InitResult(notes=list(example.notes))
     if root.is_dir():
         new_config, changed = _plan_config(root, result)
     else:

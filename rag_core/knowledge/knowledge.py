@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from rag_core._optional import http_library
 from rag_core.document import Document
 from rag_core.knowledge.chunking import ChunkingStrategy
 from rag_core.knowledge.readers import ReaderError, aread_url, read_path, read_text, read_url
@@ -135,11 +136,11 @@ class Knowledge:
 
     async def ainsert_many(self, items: list[dict[str, Any]] | None = None, *, urls: list[str] | None = None) -> int:
         """Insert several sources, fetching URLs concurrently."""
-        import httpx2
+        httpx = http_library("reading documents by URL")
 
         items = list(items or []) + [{"url": u} for u in urls or []]
         web = [i for i in items if "url" in i]
-        async with httpx2.AsyncClient(timeout=30.0) as client:
+        async with httpx.AsyncClient(timeout=30.0) as client:
             fetched = await asyncio.gather(*(
                 aread_url(i["url"], client, name=i.get("name"), metadata=dict(i.get("metadata") or {}), chunking=self.chunking)
                 for i in web

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from rag_core._optional import require
+from rag_core._optional import http_library, require
 from rag_core.document import Document
 from rag_core.errors import RagCoreError
 from rag_core.knowledge.chunking import ChunkingStrategy
@@ -88,7 +88,7 @@ def read_pdf(path: Path | str, *, name: str, metadata: dict[str, Any], chunking:
 def html_to_text(markup: str | bytes, encoding: str | None = None) -> str:
     """The readable text of an HTML page: scripts, styles and other non-text removed, one blank
     line between blocks. Bytes are decoded with ``encoding``, else as the page itself declares."""
-    from bs4 import BeautifulSoup
+    BeautifulSoup = require("bs4", extra="agent", feature="reading HTML", package="beautifulsoup4").BeautifulSoup
 
     soup = BeautifulSoup(markup, "html.parser", from_encoding=encoding if isinstance(markup, bytes) else None)
     for tag in soup(["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]):
@@ -149,7 +149,8 @@ def _decode(url: str, content: bytes, charset: str | None) -> str:
     try:
         return content.decode("utf-8")
     except UnicodeDecodeError:
-        from bs4 import UnicodeDammit
+        UnicodeDammit = require("bs4", extra="agent", feature="reading text of an unknown encoding",
+                                package="beautifulsoup4").UnicodeDammit
 
         guessed = UnicodeDammit(content, ["utf-8", "windows-1252", "iso-8859-1"]).unicode_markup
         if guessed is None:
@@ -180,22 +181,22 @@ def _from_response(url: str, status: int, content_type: str, content: bytes, *, 
 
 
 def read_url(url: str, *, name: str | None, metadata: dict[str, Any], chunking: ChunkingStrategy, timeout: float = 30.0) -> list[Document]:
-    import httpx2
+    httpx = http_library("reading documents by URL")
 
     try:
-        response = httpx2.get(url, follow_redirects=True, timeout=timeout)
-    except httpx2.HTTPError as exc:
+        response = httpx.get(url, follow_redirects=True, timeout=timeout)
+    except httpx.HTTPError as exc:
         raise ReaderError(f"{url}: could not be fetched ({type(exc).__name__}: {exc})") from exc
     return _from_response(url, response.status_code, response.headers.get("content-type", ""), response.content,
                           name=name, metadata=metadata, chunking=chunking)
 
 
 async def aread_url(url: str, client: Any, *, name: str | None, metadata: dict[str, Any], chunking: ChunkingStrategy) -> list[Document]:
-    import httpx2
+    httpx = http_library("reading documents by URL")
 
     try:
         response = await client.get(url, follow_redirects=True)
-    except httpx2.HTTPError as exc:
+    except httpx.HTTPError as exc:
         raise ReaderError(f"{url}: could not be fetched ({type(exc).__name__}: {exc})") from exc
     return _from_response(url, response.status_code, response.headers.get("content-type", ""), response.content,
                           name=name, metadata=metadata, chunking=chunking)

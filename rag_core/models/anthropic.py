@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
 from rag_core.models.base import PostingModel, ReasoningDelta, StreamPart, TextDelta, get_field
 from rag_core.models.structured import claude_output_format
+from rag_core.providers._http import post_json
 from rag_core.providers.anthropic import AnthropicConnection, anthropic_sdk, translate_claude_error
 
 if TYPE_CHECKING:
@@ -236,16 +237,17 @@ class Claude(PostingModel, AnthropicConnection):
 
     # ------------------------------------------------------------------ transport
     def _post(self, request: dict[str, Any], asynchronous: bool = False) -> Any:
-        """Send ``request`` as built through the SDK client, and get the reply as plain JSON
-        (stream events too: the parsers read plain JSON and SDK objects alike)."""
+        """Send ``request`` as built through the SDK client, as the same bytes on every SDK release
+        (``post_json``), and get the reply as plain JSON (stream events too: the parsers read
+        plain JSON and SDK objects alike)."""
         anthropic = anthropic_sdk()
         if asynchronous:
             client, stream_type = self.async_client(), anthropic.AsyncStream
         else:
             client, stream_type = self.client(), anthropic.Stream
         options: dict[str, Any] = {"headers": {"anthropic-beta": ",".join(self.betas)}} if self.betas else {}
-        return client.post("/v1/messages", body=request, options=options, cast_to=object,
-                           stream=bool(request.get("stream")), stream_cls=stream_type[object])
+        return post_json(client, "/v1/messages", request, options=options, stream=bool(request.get("stream")),
+                         stream_cls=stream_type[object])
 
     def _parse(self, reply: Any) -> ModelResponse:
         return parse_claude_response(reply)

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar, Iterator
 
+from rag_core._optional import require
 from rag_core.messages import Message, ModelResponse, ToolCall, Usage
 from rag_core.models.base import Model, ReasoningDelta, StreamDone, StreamPart, TextDelta, get_field
 from rag_core.models.structured import gemini_response_config
@@ -133,7 +134,7 @@ class Gemini(Model):
 
     def _sdk_arguments(self, request: dict[str, Any]) -> dict[str, Any]:
         """Our REST body as the SDK's typed arguments (JSON-mode validation decodes base64 bytes)."""
-        from google.genai import types
+        types = require("google.genai.types", extra="gemini", feature="rag_core's Gemini model", package="google-genai")
 
         config: dict[str, Any] = dict(request.get("generationConfig", {}))
         if "systemInstruction" in request:

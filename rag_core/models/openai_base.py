@@ -11,12 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Protocol
 
 from rag_core.messages import ModelResponse
-from rag_core.providers.openai import OpenAIConnection, translate_error
+from rag_core.providers.openai import OpenAIConnection, openai_sdk, translate_error
 from rag_core.models.base import PostingModel, StreamPart
-
-
-# the request options every SDK resource passes: authenticate with the bearer key
-_BEARER_AUTH: dict[str, Any] = {"security": {"bearer_auth": True}}
 
 
 class StreamAccumulator(Protocol):
@@ -55,15 +51,14 @@ class OpenAIModel(PostingModel, OpenAIConnection):
 
         The resource's ``create`` would first re-walk the body through the SDK's TypedDict
         transform (more than half of a whole agent run); our body is built by a pure function and
-        checked against the SDK's types in tests, so it is sent as it is (the same JSON value,
-        in build_request's key order). Replies and stream events stay plain JSON (``object``):
-        building the SDK's models for every stream event cost more than the rest of a streamed
-        run, and our parsers read both forms (``get_field``)."""
-        import openai
-
+        checked against the SDK's types in tests, so it is sent as it is: the same JSON value, in
+        build_request's key order, as the same bytes on every SDK release (``_send``).
+        Replies and stream events stay plain JSON (``object``): building the SDK's models for
+        every stream event cost more than the rest of a streamed run, and our parsers read both
+        forms (``get_field``)."""
+        openai = openai_sdk()
         client, stream_type = (self.async_client(), openai.AsyncStream) if asynchronous else (self.client(), openai.Stream)
-        return client.post(self.path, body=request, options=_BEARER_AUTH, cast_to=object,
-                           stream=bool(request.get("stream")), stream_cls=stream_type[object])
+        return self._send(client, self.path, request, stream=bool(request.get("stream")), stream_cls=stream_type[object])
 
     def _translate(self, exc: Exception) -> Exception:
         return translate_error(exc)

@@ -17,21 +17,22 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rag_core._optional import require
 from rag_core.errors import StructuredOutputError
+
+_OPENAI_FEATURE = "output_schema with rag_core's OpenAI models"
 
 
 @functools.lru_cache(maxsize=64)
 def _responses_format(schema: type[BaseModel]) -> str:
-    from openai.lib._parsing._responses import type_to_text_format_param
-
-    return json.dumps(type_to_text_format_param(schema))
+    parsing = require("openai.lib._parsing._responses", extra="agent", feature=_OPENAI_FEATURE, package="openai")
+    return json.dumps(parsing.type_to_text_format_param(schema))
 
 
 @functools.lru_cache(maxsize=64)
 def _chat_format(schema: type[BaseModel]) -> str:
-    from openai.lib._parsing._completions import type_to_response_format_param
-
-    return json.dumps(type_to_response_format_param(schema))
+    parsing = require("openai.lib._parsing._completions", extra="agent", feature=_OPENAI_FEATURE, package="openai")
+    return json.dumps(parsing.type_to_response_format_param(schema))
 
 
 @functools.lru_cache(maxsize=64)

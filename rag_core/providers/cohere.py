@@ -48,7 +48,7 @@ def cohere_client(api_key: str | None, base_url: str | None, http_client: Any, f
 def translate_cohere_error(exc: Exception) -> Exception:
     status = getattr(exc, "status_code", None)
     if status is None:
-        import httpx  # the cohere SDK's transport
+        httpx = require("httpx", extra="cohere", feature="the Cohere clients")  # the cohere SDK's transport
 
         if isinstance(exc, httpx.TransportError):  # no answer at all: name where it was sent
             return ModelProviderError(f"{type(exc).__name__}: {exc} ({exc.request.url})", provider="cohere")

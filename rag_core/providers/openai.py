@@ -3,11 +3,13 @@ SDK clients the core's adapters and embedder share, and error translation."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag_core._optional import require
 from rag_core.errors import ModelProviderError
-from rag_core.providers._http import http_client_for
+from rag_core.providers._http import http_client_for, post_json
 from rag_core.providers.base import Provider, path_of
 
 
@@ -19,6 +21,10 @@ def route(path: str) -> str | None:
             return api
     return None
 
+
+# the request options every SDK resource passes: authenticate with the bearer key (openai 2.x and
+# later send only the auth schemes a request names; 1.x always sends it)
+_BEARER_AUTH: dict[str, Any] = {"security": {"bearer_auth": True}}
 
 OPENAI = Provider(
     name="openai", key_variables=("OPENAI_API_KEY",), endpoint_variables=("OPENAI_BASE_URL",),
@@ -93,25 +99,35 @@ class OpenAIConnection:
             self._async_client = (openai.AsyncAzureOpenAI if self._azure else openai.AsyncOpenAI)(**kwargs)
         return self._async_client
 
+    def _send(self, client: Any, path: str, body: dict[str, Any], **options: Any) -> Any:
+        """``body`` posted through ``client`` (``post_json``: the same bytes on every SDK release)
+        to where the SDK's own resource would post it; ``options`` are ``post``'s other arguments."""
+        if self._azure:
+            from rag_core.providers.azure import deployment_path
+
+            path = deployment_path(str(client.base_url.path), path, body.get("model"))
+        return post_json(client, path, body, options=_BEARER_AUTH, **options)
+
+
+# The oldest openai SDK the adapters are tested on (CI replays the agent core's golden cases on it,
+# on a 2.x and on 3.x): 1.108.1 is also the floor of LlamaIndex's OpenAI LLM package, a framework
+# that pins openai below 3. The adapters post bodies they build and read JSON, so what the major
+# versions change (httpx2 under 3.x, httpx before) stays inside the SDK's own clients.
+OLDEST_OPENAI = (1, 108, 1)
+
 
 def openai_sdk() -> Any:
-    """The openai package, 3.x: the adapters build its httpx2 clients. A project that installed
-    only the harness may have none, or an older one its own agent uses: say what to install."""
-    try:
-        import openai
-    except ImportError:
-        raise ImportError("rag_core's OpenAI models need the openai SDK 3.x: pip install 'rag-core[agent]'") from None
-    major = str(getattr(openai, "__version__", "0")).split(".")[0]
-    if not major.isdigit() or int(major) < 3:
-        raise ImportError(f"rag_core's OpenAI models need the openai SDK 3.x, and openai {openai.__version__} is "
-                          "installed (the harness itself works with it: pin your own agents with target: cases)")
-    return openai
+    """The installed openai package, 1.108.1 or later (any of 1.x, 2.x, 3.x), or an error naming
+    the extra that installs it."""
+    return require("openai", extra="agent", feature="rag_core's OpenAI models", minimum=OLDEST_OPENAI)
 
 
 def translate_error(exc: Exception) -> Exception:
-    """Map an openai SDK exception to ModelProviderError; leave anything else alone."""
-    import openai
-
+    """Map an openai SDK exception to ModelProviderError; leave anything else alone (an SDK
+    exception exists only once the SDK is imported: a missing SDK's error passes as it is)."""
+    openai = sys.modules.get("openai")
+    if openai is None:
+        return exc
     if isinstance(exc, openai.APIStatusError):
         message = exc.message
         body = exc.body

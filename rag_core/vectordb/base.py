@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ContextManager
 
+from rag_core._optional import require
 from rag_core.document import Document, embedding_of
 from rag_core.errors import RagCoreError
 from rag_core.text import has_surrogates, without_surrogates
@@ -127,10 +128,11 @@ class VectorDb(ABC):
         return type(self).__name__ + (f" {self.name!r}" if self.name else "")
 
     # ----------------------------------------------------------- what the stores share
-    def _file_lock_at(self, path: Path) -> Any:
-        """A lock on ``path`` across processes, made once (re-entrant within this store)."""
+    def _file_lock_at(self, path: Path, extra: str) -> Any:
+        """A lock on ``path`` across processes, made once (re-entrant within this store); ``extra``
+        is the one that brings this store (and the lock's library)."""
         if self._file_lock is None:
-            from filelock import FileLock
+            FileLock = require("filelock", extra=extra, feature=type(self).__name__).FileLock
 
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file_lock = FileLock(str(path))

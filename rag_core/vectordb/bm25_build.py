@@ -20,6 +20,10 @@ import itertools
 import math
 from typing import Any, Callable, Iterable
 
+from rag_core._optional import require
+
+FEATURE = "BM25 keyword search"  # what a missing bm25s or numpy is named for
+
 # documents tokenized at once: a batch's token lists are the only Python objects per token
 TOKENIZE_BATCH = 4096
 
@@ -27,7 +31,7 @@ TOKENIZE_BATCH = 4096
 def _working_dtype() -> Any:
     """The type bm25s's per-document arithmetic ends in: a float64 numpy scalar plus a float32
     array is float64 under NumPy 2's promotion rules and float32 under NumPy 1's."""
-    import numpy as np
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     return (np.float64(0.5) + np.ones(1, dtype=np.float32)).dtype
 
@@ -35,7 +39,7 @@ def _working_dtype() -> Any:
 def _fitting(largest: int) -> Any:
     """The smallest unsigned type holding 0..largest: a batch's postings are kept until the second
     pass, and a token id or a term frequency rarely needs more than two bytes (or one)."""
-    import numpy as np
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     return np.min_scalar_type(max(largest, 0))
 
@@ -43,8 +47,8 @@ def _fitting(largest: int) -> Any:
 def build_index(texts: Iterable[str], tokenize: Callable[[list[str]], Any], k1: float, b: float) -> Any:
     """A ``bm25s.BM25`` (Lucene variant) over ``texts`` in order, or None when no text has a word
     to index. ``tokenize`` is bm25s's ``tokenize`` with the caller's settings (returning ids)."""
-    import bm25s
-    import numpy as np
+    bm25s = require("bm25s", extra="agent", feature=FEATURE)
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     vocab: dict[str, int] = {}
     batches: list[tuple[Any, Any, Any]] = []  # per batch: postings per document, token, term frequency

@@ -15,7 +15,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from rag_core.vectordb.bm25_build import build_index
+from rag_core._optional import require
+from rag_core.vectordb.bm25_build import FEATURE, build_index
 from rag_core.vectordb.fusion import top_ranked
 
 
@@ -108,7 +109,7 @@ class BM25Index:
         return bool(self._stemmer)
 
     def _tokenize(self, texts: list[str], return_ids: bool) -> Any:
-        import bm25s
+        bm25s = require("bm25s", extra="agent", feature=FEATURE)
 
         self._uses_stemmer()
         return bm25s.tokenize(
@@ -153,7 +154,7 @@ class BM25Index:
 
     def load(self, folder: Path, expected_ids: set[str]) -> bool:
         """Load a saved index if it covers exactly ``expected_ids``; False if absent or stale."""
-        import bm25s
+        bm25s = require("bm25s", extra="agent", feature=FEATURE)
 
         try:
             manifest = json.loads((folder / "ids.json").read_text())
@@ -189,7 +190,7 @@ class BM25Index:
         if not tokens:
             return []
         scores = self._index.get_scores(tokens)
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         keep = np.flatnonzero(scores > 0)
         if allowed is not None:

@@ -65,7 +65,7 @@ def _embedding_function(embedder: Any) -> Any:
             self._embedder = embedder
 
         def _embed(self, input: Any, input_type: str) -> Any:
-            import numpy as np
+            np = require("numpy", extra="chroma", feature="ChromaDb")
 
             if self._embedder is None:
                 raise VectorDbError("this collection was opened without an embedder: open it through rag_core's ChromaDb")
@@ -156,7 +156,7 @@ class ChromaDb(VectorDb):
         none for an in-memory client, nor for a server (which orders its clients' writes itself)."""
         if not self.persistent_client or self.host is not None:
             return nullcontext()
-        return self._file_lock_at(self.path / ".rag_core.lock")
+        return self._file_lock_at(self.path / ".rag_core.lock", "chroma")
 
     def _describe(self) -> str:
         return f"ChromaDb collection {self.collection_name!r}"
@@ -263,7 +263,7 @@ class ChromaDb(VectorDb):
     def _records(self, documents: list[Document]) -> list[dict[str, Any]]:
         """What Chroma will store for each document, validated by Chroma's own rules first, so a
         refusal comes before anything is written."""
-        from chromadb.api.types import validate_metadata
+        validate_metadata = require("chromadb.api.types", extra="chroma", feature="ChromaDb").validate_metadata
 
         metadatas = []
         for doc in documents:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from rag_core._optional import require
+
+FEATURE = "ranking search results"  # what a missing numpy is named for
+
 
 def rank_order(scored: Iterable[tuple[str, float]], precision: int | None = None) -> list[tuple[str, float]]:
     """Sort by score descending, then by id ascending, so ties never depend on input order.
@@ -39,7 +43,7 @@ def top_ranked(ids: Sequence[str], scores: Any, depth: int, precision: int | Non
     Everything scoring at least the depth-th best score (after rounding) is kept, so ties
     at the cut are still broken by id, exactly as a full sort would.
     """
-    import numpy as np
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     scores = np.asarray(scores, dtype=np.float64)
     if scores.size == 0 or depth <= 0:
@@ -59,7 +63,7 @@ def kth_largest(values: Any, k: int) -> Any:
     all, so the values at least that large hold the top k, and the k-th largest is found among
     those few (SciFact, 5,183 scores, k = 21: 32 µs partitioning all of them, about 10 this way).
     """
-    import numpy as np
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     if len(values) >= 4 * SAMPLE_STRIDE * k:
         sample = values[::SAMPLE_STRIDE]

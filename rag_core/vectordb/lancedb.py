@@ -158,7 +158,7 @@ class LanceDb(VectorDb):
         """The table's cross-process write lock; inside it, the table is read at its latest version,
         so a commit goes on top of what other writers committed."""
         folder = _folder(self.uri)
-        with self._file_lock_at(folder / f".{self.table_name}.lock") if folder is not None else self._process_lock():
+        with self._file_lock_at(folder / f".{self.table_name}.lock", "lancedb") if folder is not None else self._process_lock():
             table = self._open()
             if table is not None:
                 table.checkout_latest()
@@ -293,7 +293,7 @@ class LanceDb(VectorDb):
     def _fts_index(self, table: Any) -> None:
         if self._fts_version == table.version:
             return
-        from lancedb.index import FTS
+        FTS = require("lancedb.index", extra="lancedb", feature="LanceDb").FTS
 
         table.create_index("content", config=FTS(), replace=True)
         self._fts_version = table.version

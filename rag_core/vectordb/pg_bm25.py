@@ -24,6 +24,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from rag_core._optional import require
 from rag_core.vectordb.bm25_index import BM25_B, BM25_K1
 
 # suffixes of the names made from the table's (the caller checks they fit PostgreSQL's 63 bytes)
@@ -66,9 +67,7 @@ class Bm25Tables:
     """The BM25 side tables, their trigger and the ranking query of one PgVector table."""
 
     def __init__(self, schema: str, table: str, text_search_config: str) -> None:
-        from psycopg import sql
-
-        self._sql = sql
+        self._sql = sql = require("psycopg.sql", extra="pgvector", feature="PgVector", package="psycopg")
         self.schema, self.table, self.config = schema, table, text_search_config
         self.postings = sql.Identifier(schema, f"{table}_bm25_postings")
         self.stats = sql.Identifier(schema, f"{table}_bm25_stats")

@@ -73,7 +73,7 @@ def _masked(url: str) -> str:
 
 def _float32(values: Any) -> Any:
     """A vector as pgvector stores it (float32), for binary transfer."""
-    import numpy as np
+    np = require("numpy", extra="pgvector", feature="PgVector")
 
     return np.asarray(values, dtype=np.float32)
 

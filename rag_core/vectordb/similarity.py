@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rag_core._optional import require
+
+FEATURE = "vector search"  # what a missing numpy is named for
+
 SIMILARITY_PRECISION = 9
 
 
 def normalized_rows(vectors: Any) -> Any:
     """Rows as float32 (what every store keeps), then scaled to unit length in float64."""
-    import numpy as np
+    np = require("numpy", extra="agent", feature=FEATURE)
 
     matrix = np.asarray(vectors, dtype=np.float32).astype(np.float64)
     if matrix.ndim == 1:

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from rag_core._optional import require
 from rag_core.vectordb.fusion import kth_largest, top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, normalized_rows, unit_vector
+
+FEATURE = "vector search"  # what a missing numpy or threadpoolctl is named for
 
 # float32 cosine of unit vectors is within ~1e-5 of float64 for any realistic dimension
 # (n·2⁻²⁴ for n ≤ 4096 is 2.4e-4 at worst, ~1e-6 in practice): rows this close to the
@@ -53,11 +56,8 @@ def _blas_libraries() -> list[Any]:
     """threadpoolctl's controllers of the BLAS libraries loaded (numpy's, once numpy is imported)."""
     global _BLAS
     if _BLAS is None:
-        import importlib
-
-        from threadpoolctl import ThreadpoolController
-
-        importlib.import_module("numpy")  # its BLAS must be loaded to be found
+        ThreadpoolController = require("threadpoolctl", extra="agent", feature=FEATURE).ThreadpoolController
+        require("numpy", extra="agent", feature=FEATURE)  # its BLAS must be loaded to be found
         _BLAS = [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
     return _BLAS
 
@@ -99,7 +99,7 @@ class VectorMatrix:
             self._put(items[start:start + CONVERT_ROWS])
 
     def _put(self, items: list[tuple[str, Any]]) -> None:
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         if not items:
             return
@@ -124,7 +124,7 @@ class VectorMatrix:
         small; each row is copied O(1) times); a store past it is a large one, and its next blocks
         are made whole: rows not yet written take no memory (the system commits a page of a large
         array when it is first written), and no block is ever copied."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         capacity = (len(self._blocks) - 1) * BLOCK_ROWS + len(self._blocks[-1]) if self._blocks else 0
         if needed <= capacity:
@@ -145,7 +145,7 @@ class VectorMatrix:
 
     def _take(self, rows: Any) -> Any:
         """These rows (a numpy array of row numbers) as one matrix."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         if len(self._blocks) == 1:
             return self._blocks[0][rows]
@@ -177,7 +177,7 @@ class VectorMatrix:
 
     def rank(self, query: Any, depth: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
         """The ``depth`` best rows by the shared cosine, ties by id (see the module docstring)."""
-        import numpy as np
+        np = require("numpy", extra="agent", feature=FEATURE)
 
         count = len(self.ids)
         if count == 0 or depth <= 0:

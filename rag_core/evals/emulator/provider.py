@@ -2,7 +2,7 @@
 
 The same object answers in-process while the harness records against the emulator (the
 cassette hands it every request the program sends), backs the loopback HTTP emulator
-(``rag-core emulator serve``), and an in-process ``httpx2`` transport
+(``rag-core emulator serve``), and an in-process transport
 (``ScriptedProvider.transport()``), which unit tests hand to the SDK as ``http_client``.
 
 The script follows the conversation, not the count of requests: a request identical to one
@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from rag_core._optional import http_library
 from rag_core.evals.emulator import (anthropic, bedrock, cohere_api, gemini, openai_chat, openai_embeddings,
                                      openai_responses)
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
@@ -142,33 +143,34 @@ class ScriptedProvider:
         return Reply(200, "application/json", json.dumps(payload, ensure_ascii=False).encode(), headers)
 
     def transport(self) -> Any:
-        """An in-process ``httpx2`` transport serving this script (for SDK ``http_client``)."""
-        import httpx2
+        """An in-process transport serving this script (for SDK ``http_client``), of the HTTP library
+        the core fetches with (``http_library``: httpx2, else httpx)."""
+        httpx = http_library("the emulator's in-process transport")
 
         def handle(request: Any) -> Any:
             reply = self.reply(request.method, request.url.path, request.read())
-            return httpx2.Response(
+            return httpx.Response(
                 reply.status, content=reply.body, headers={"content-type": reply.content_type, **reply.headers}
             )
 
-        return httpx2.MockTransport(handle)
+        return httpx.MockTransport(handle)
 
     def http_client(self) -> Any:
-        import httpx2
+        httpx = http_library("the emulator's in-process client")
 
-        return httpx2.Client(transport=self.transport())
+        return httpx.Client(transport=self.transport())
 
     def async_http_client(self) -> Any:
-        import httpx2
+        httpx = http_library("the emulator's in-process client")
 
         transport = self.transport()
 
-        class _Async(httpx2.AsyncBaseTransport):
+        class _Async(httpx.AsyncBaseTransport):
             async def handle_async_request(self, request: Any) -> Any:
                 await request.aread()
                 return transport.handle_request(request)
 
-        return httpx2.AsyncClient(transport=_Async())
+        return httpx.AsyncClient(transport=_Async())
 
 
 # far above what any provider accepts (OpenAI: 3072 dimensions and 2048 inputs a request), so a

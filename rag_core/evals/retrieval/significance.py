@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from rag_core._optional import require
+
 RESAMPLES = 10_000
 SEED = 0
 
@@ -19,8 +21,9 @@ SEED = 0
 def paired_p_value(now: Mapping[str, float], before: Mapping[str, float],
                    resamples: int = RESAMPLES, seed: int = SEED) -> float | None:
     """p-value of the mean difference over the queries both score; None with fewer than 2 such queries."""
-    import numpy as np
-    from scipy.stats import permutation_test
+    np = require("numpy", extra="evals", feature="the retrieval gate's significance test")
+    permutation_test = require("scipy.stats", extra="evals", feature="the retrieval gate's significance test",
+                               package="scipy").permutation_test
 
     queries = sorted(now.keys() & before.keys())
     if len(queries) < 2:
