@@ -134,6 +134,38 @@ def test_outside_the_main_thread_the_run_is_left_behind_given_up(tmp_path):
     assert "POST https://api.openai.com/v1/responses was sent after the case had overrun its time limit" in str(late[0])
 
 
+def test_a_run_left_behind_has_ended_for_routing_and_the_network_guard_too():
+    """The runs begun inside a run given up (a case's cassette and guard, what its threads
+    carry) have ended with it: whatever its code sends later, through any client, is late
+    (``run_binding``), not only what goes through the cassettes it opened."""
+    from rag_core.evals.harness import run_binding
+
+    released, seen = threading.Event(), []
+
+    def play() -> None:
+        with run_binding.running("c") as inner, stuck.running(_subject(), [0], 1):
+            released.wait()
+            seen.append((inner.ended, run_binding.current_run() is inner))
+
+    failures: list[CaseTimedOut] = []
+
+    def worker() -> None:
+        try:
+            within("c", Limit(0.5, "--case-timeout"), play)
+        except CaseTimedOut as exc:
+            failures.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    assert failures
+    released.set()
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert seen == [(True, True)]
+
+
 def test_a_request_in_flight_is_named_without_its_credentials():
     run = stuck.Whereabouts("c")
     cassette = SimpleNamespace(can_play_response_for=lambda request: False, play_response=lambda request: {},

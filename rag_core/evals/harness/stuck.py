@@ -101,14 +101,18 @@ class Whereabouts:
         self.expired = False  # the time limit is up (set once, by the alarm or the watchdog)
         self.ended = threading.Event()  # the run was given up: nothing it does from now on counts
         self.recorders: list[Any] = []  # the run's recorders, ended with it
+        self.binding: Any = None  # the run as routing and the network guard know it (run_binding.Run)
         self._lock = threading.Lock()
         # per thread and task: the request it sent last and has not had answered, its number, its task
         self._requests: dict[tuple[int, int], tuple[Any, int, Any]] = {}
 
     def end(self) -> None:
         """Give the run up: its recorders write nothing from now on and lose their staging files,
-        and its cassettes refuse every further request (``watch_requests``)."""
+        its cassettes refuse every further request (``watch_requests``), and whatever its code
+        still sends, through any client, is late (``run_binding``: refused, reported naming it)."""
         self.ended.set()
+        if self.binding is not None:
+            self.binding.end()
         for recorder in list(self.recorders):
             recorder.end()
 
@@ -139,10 +143,14 @@ _RUN: ContextVar[Whereabouts | None] = ContextVar("rag_core_case_whereabouts", d
 
 @contextmanager
 def tracking(run: Whereabouts) -> Iterator[Whereabouts]:
-    """``run`` is the calling context's run until the block ends."""
+    """``run`` is the calling context's run until the block ends; it is a run of its own for
+    routing and the network guard too, so ending it (``Whereabouts.end``) ends theirs."""
+    from rag_core.evals.harness import run_binding
+
     token = _RUN.set(run)
     try:
-        yield run
+        with run_binding.running(run.case_id) as run.binding:
+            yield run
     finally:
         _RUN.reset(token)
 
