@@ -39,7 +39,7 @@ def _load_script(path: Path) -> list[Any]:
     """The turns of a script file: a YAML list of turns, or a case file's ``emulate:`` list."""
     import yaml
 
-    from rag_core.evals.harness.yaml_lines import load_bounded
+    from rag_core.evals.common.yaml_read import load_bounded
     from pydantic import TypeAdapter, ValidationError
 
     from rag_core.evals.emulator.script import ScriptEntry
@@ -124,7 +124,7 @@ def _offline(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from rag_core.evals.scaffold import NEXT_STEPS, WORKFLOW_PATH, ScaffoldError, init_project
+    from rag_core.evals.scaffold.project import NEXT_STEPS, WORKFLOW_PATH, ScaffoldError, init_project
 
     try:
         result = init_project(args.dir, install=args.install)

@@ -108,7 +108,7 @@ def test_every_provider_client_follows_its_standard_base_url_variable(monkeypatc
 def test_azure_openai_goes_through_the_sdks_azure_client_and_its_key_never_reaches_a_cassette(tmp_path):
     from rag_core.embedder import OpenAIEmbedder
     from rag_core.evals.emulator.server import EmulatorServer
-    from rag_core.evals.harness.recorder import CaseRecorder
+    from rag_core.evals.recording.recorder import CaseRecorder
     from rag_core.models import OpenAIChat, OpenAIResponses
 
     server = EmulatorServer()

@@ -25,10 +25,10 @@ from rag_core.evals.credentials import detector  # noqa: E402
 from rag_core.evals.emulator import bedrock  # noqa: E402
 from rag_core.evals.emulator.provider import ScriptedProvider  # noqa: E402
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn  # noqa: E402
-from rag_core.evals.harness.network import network_blocked  # noqa: E402
-from rag_core.evals.harness.provider_env import DUMMY_KEY, DUMMY_REGION, planned, provider_environment  # noqa: E402
-from rag_core.evals.harness.recorder import CaseRecorder  # noqa: E402
-from rag_core.evals.harness.sdk_types import validate_bedrock_body, validate_request  # noqa: E402
+from rag_core.evals.recording.network import network_blocked  # noqa: E402
+from rag_core.evals.recording.provider_env import DUMMY_KEY, DUMMY_REGION, planned, provider_environment  # noqa: E402
+from rag_core.evals.recording.recorder import CaseRecorder  # noqa: E402
+from rag_core.evals.wire.sdk_types import validate_bedrock_body, validate_request  # noqa: E402
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 TOOL_CONFIG = {"tools": [{"toolSpec": {"name": "lookup_recipe", "description": "Look up how a Thai dish is made.",

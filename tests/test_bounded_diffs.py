@@ -1,5 +1,5 @@
 """A failing case's diff is bounded in time and size whatever the size of its values (every diff
-goes through ``compare.py``), and a recording warns about a value over ``value_sizes.LARGE``.
+goes through ``diff.py``), and a recording warns about a value over ``value_sizes.LARGE``.
 
 No test here is timed: the inputs are shaped and sized so that a diff whose work grows faster than
 the input (difflib on repeated lines, YAML written out whole several times per failure) would not
@@ -22,8 +22,8 @@ import numpy  # noqa: E402,F401
 import openai  # noqa: E402,F401
 import vcr  # noqa: E402,F401
 
-from rag_core.evals.harness import compare  # noqa: E402
-from rag_core.evals.harness.failure import Failure  # noqa: E402
+from rag_core.evals.common import diff  # noqa: E402
+from rag_core.evals.common.failure import Failure  # noqa: E402
 from rag_core.evals.report.sidebyside import rows  # noqa: E402
 from rag_core.evals.runs.failures import entry  # noqa: E402
 from tests.golden_project import CASES, project  # noqa: E402,F401  (project: a fixture)
@@ -56,21 +56,21 @@ def test_a_one_line_change_in_megabytes_gives_a_short_diff_that_shows_it():
 
 def test_a_change_deep_inside_a_long_line_is_shown_around_it_with_counts():
     line = "x" * 20_000_000
-    diff = compare.unified("out", {"output": line}, {"output": line[:12_000_000] + "Y" + line[12_000_001:]})
+    diff = diff.unified("out", {"output": line}, {"output": line[:12_000_000] + "Y" + line[12_000_001:]})
     changed = [row for row in diff.splitlines() if row.startswith("+output")]
-    assert len(changed) == 1 and "Y" in changed[0] and len(changed[0]) < compare.LINE
+    assert len(changed) == 1 and "Y" in changed[0] and len(changed[0]) < diff.LINE
     assert "(11,999,900 equal characters)⋯" in changed[0] and "more characters)" in changed[0]
-    assert len(diff) < 3 * compare.LINE
+    assert len(diff) < 3 * diff.LINE
 
 
 def test_a_diff_of_many_changed_lines_shows_at_most_its_bound_and_counts_the_rest():
     before = [f"line {i}" for i in range(200_000)]
     after = [f"line {i}" if i % 2 else f"line {i} changed" for i in range(200_000)]
-    diff = compare.unified("out", "\n".join(before), "\n".join(after))
-    assert diff.count("\n") <= compare.SHOWN + 4
+    diff = diff.unified("out", "\n".join(before), "\n".join(after))
+    assert diff.count("\n") <= diff.SHOWN + 4
     assert "of this diff not shown" in diff
-    middle = compare.match_lines(before, after)
-    assert middle.not_compared == (200_000 - 1 - compare.COMPARED,) * 2  # line 0 is equal: set aside
+    middle = diff.match_lines(before, after)
+    assert middle.not_compared == (200_000 - 1 - diff.COMPARED,) * 2  # line 0 is equal: set aside
 
 
 def test_the_side_by_side_rows_are_matched_within_the_same_bounds():
@@ -87,7 +87,7 @@ def test_the_side_by_side_rows_are_matched_within_the_same_bounds():
 def test_everyday_values_are_diffed_whole():
     before = {"system_prompt": "Be brief.\nUse metric units.", "tools": [{"name": "lookup"}] * 3}
     after = {"system_prompt": "Be very brief.\nUse metric units.", "tools": [{"name": "lookup"}] * 3}
-    assert compare.unified("g", before, after) == (
+    assert diff.unified("g", before, after) == (
         "--- g (expected)\n+++ g (observed)\n@@ -1,5 +1,5 @@\n system_prompt: |-\n-  Be brief.\n+  Be very brief.\n"
         "   Use metric units.\n tools:\n - name: lookup\n")
 
@@ -121,7 +121,7 @@ def test_recording_a_value_over_the_documented_size_warns_naming_the_file_field_
 
 @pytest.mark.parametrize("limit", [10, 1_000])
 def test_large_values_are_found_with_their_paths(limit):
-    from rag_core.evals.harness.value_sizes import large_values
+    from rag_core.evals.common.value_sizes import large_values
 
     data = {"a": [{"b": "é" * 600}, "small"], "c": b"x" * 2_000}
     found = [(value.path, value.size) for value in large_values(data, limit)]
@@ -159,7 +159,7 @@ def _edited(value: Any, rng: random.Random) -> Any:
 @given(before=values, other=values, seed=st.integers(0, 2**32 - 1))
 def test_two_values_that_differ_are_never_cut_into_equal_ones(before, other, seed):
     """However the bounds cut two values, a difference stays a difference (and a diff is never empty)."""
-    from rag_core.evals.harness import abridge
+    from rag_core.evals.common import abridge
 
     rng = random.Random(seed)
     after = _edited(before, rng) if rng.random() < 0.8 else other  # mostly one small edit deep inside
@@ -168,4 +168,4 @@ def test_two_values_that_differ_are_never_cut_into_equal_ones(before, other, see
             patch.setattr(abridge, name, value)
         cut_before, cut_after = abridge.abridged(before, after)
         assert (cut_before != cut_after) == (before != after)
-        assert bool(compare.unified("t", before, after)) == (before != after)
+        assert bool(diff.unified("t", before, after)) == (before != after)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.evals.harness import case as case_module
-from rag_core.evals.harness.discovery import UNREAD, discover, selects
+from rag_core.evals.golden import case as case_module
+from rag_core.evals.golden.discovery import UNREAD, discover, selects
 
 pytest_plugins = ["pytester"]
 
@@ -132,7 +132,7 @@ def test_case_still_fails_a_case_that_clashes_with_an_unselected_file(cases_proj
 
 def test_an_xdist_controller_reads_no_case_file(cases_project, monkeypatch):
     pytest.importorskip("xdist")
-    from rag_core.evals.harness import discovery
+    from rag_core.evals.golden import discovery
 
     read = []  # the controller runs in this process, its workers do not
     found = discovery.discover

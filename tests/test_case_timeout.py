@@ -65,7 +65,7 @@ emulate:
 
 # what a project with many cases has imported by the time its later cases run: the hanging case
 # must not spend its two seconds importing the HTTP stack before it reaches its hang
-WARM = "import openai, httpx, httpx2, vcr.patch, rag_core.agent, rag_core.evals.harness.recorder\n"
+WARM = "import openai, httpx, httpx2, vcr.patch, rag_core.agent, rag_core.evals.recording.recorder\n"
 
 _RECORDED: dict[str, bytes] = {}
 

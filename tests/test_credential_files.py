@@ -28,7 +28,7 @@ import vcr  # noqa: E402,F401
 
 from rag_core.cli import main  # noqa: E402
 from rag_core.evals.credentials import CredentialError  # noqa: E402
-from rag_core.evals.harness.paths import shown  # noqa: E402
+from rag_core.evals.common.paths import shown  # noqa: E402
 from rag_core.evals.runs.schema import CaseEntry, QueryEntry, RetrieverEntry, RunRecord  # noqa: E402
 from tests.golden_project import project, record  # noqa: E402,F401  (project: a fixture)
 
@@ -91,9 +91,9 @@ def run_record(tmp_path: Path, text: str) -> Written:
 
 def live_journal(tmp_path: Path, text: str) -> Written:
     """A --live run's answer in the journal a resumed session reads (.rag-core/live/<case>/<n>.json)."""
-    from rag_core.evals.harness.case import GoldenCase
-    from rag_core.evals.harness.live import LiveRun
-    from rag_core.evals.harness.live_journal import LiveJournal
+    from rag_core.evals.golden.case import GoldenCase
+    from rag_core.evals.golden.live_runs import LiveRun
+    from rag_core.evals.golden.live_journal import LiveJournal
 
     journal = LiveJournal(tmp_path / ".rag-core" / "live", emulator=True)
     case = GoldenCase(id="pantry", model={"api": "openai-responses", "id": "gpt-5.2"}, input="What is in the pantry?")
@@ -204,8 +204,8 @@ def cassette(tmp_path: Path, text: str) -> Written:
     import httpx2
 
     from rag_core.evals.emulator.server import EmulatorServer
-    from rag_core.evals.harness.errors import HarnessError
-    from rag_core.evals.harness.recorder import CaseRecorder
+    from rag_core.evals.common.errors import HarnessError
+    from rag_core.evals.recording.recorder import CaseRecorder
 
     path = tmp_path / "cassettes" / "pantry.yaml"
     server = EmulatorServer()

@@ -116,8 +116,8 @@ def _record(folder: Path, name: str, where: str, value: Any, emulator: Any) -> s
     import httpx2
 
     from rag_core.evals.emulator.script import ScriptedTurn
-    from rag_core.evals.harness.errors import HarnessError
-    from rag_core.evals.harness.recorder import CaseRecorder
+    from rag_core.evals.common.errors import HarnessError
+    from rag_core.evals.recording.recorder import CaseRecorder
 
     kind, _, field = where.partition(":")
     emulator.load([ScriptedTurn(text=value)] if kind == "response" else [], seed=name)

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from rag_core.evals.emulator.provider import ScriptedProvider
-from rag_core.evals.harness.provider_env import forget_answers, provider_environment
-from rag_core.evals.harness.recorder import CaseRecorder
-from rag_core.evals.harness.target import load_target
+from rag_core.evals.recording.provider_env import forget_answers, provider_environment
+from rag_core.evals.recording.recorder import CaseRecorder
+from rag_core.evals.golden.targets import load_target
 
 PROGRAM = '''
 import dspy

@@ -164,7 +164,7 @@ def test_an_unparseable_cassette_names_its_line_and_the_command_that_records_it_
                                  "it again: pytest 'evals/test_goldens.py::test_golden_case?with_tool?' "
                                  "--record-mode=rewrite --emulator"])
     run_hint(project, result, "record it again: ")
-    from rag_core.evals.harness.cassette_format import read_cassette
+    from rag_core.evals.recording.cassette_format import read_cassette
 
     assert len(read_cassette(cassette)["interactions"]) == 2
     assert (project.path / "fixtures" / "goldens" / "with_tool.golden.yaml").read_bytes() == golden
@@ -194,10 +194,10 @@ def test_xdist_with_update_goldens(project):
 def test_the_published_case_schema_is_current():
     import json
 
-    from rag_core.evals.harness.case import json_schema
+    from rag_core.evals.golden.case import json_schema
 
     published = json.loads((ROOT / "fixtures" / "goldens" / "case.schema.json").read_text())
-    assert published == json_schema(), "regenerate fixtures/goldens/case.schema.json from rag_core.evals.harness.case.json_schema()"
+    assert published == json_schema(), "regenerate fixtures/goldens/case.schema.json from rag_core.evals.golden.case.json_schema()"
 
 
 def test_nesting_is_bounded_the_same_whatever_the_recursion_limit():
@@ -205,7 +205,7 @@ def test_nesting_is_bounded_the_same_whatever_the_recursion_limit():
     rested on it let a file through in one process that another refused."""
     import sys
 
-    from rag_core.evals.harness.yaml_lines import MAX_DEPTH, BoundsError, load_bounded
+    from rag_core.evals.common.yaml_read import MAX_DEPTH, BoundsError, load_bounded
 
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(100_000)

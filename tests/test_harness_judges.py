@@ -10,7 +10,7 @@ import numpy  # noqa: E402,F401
 import openai  # noqa: E402,F401
 import vcr  # noqa: E402,F401
 
-from rag_core.evals.judge import ClaimCheck, Verdict, judge_prompt, score_of  # noqa: E402
+from rag_core.evals.golden.judges import ClaimCheck, Verdict, judge_prompt, score_of  # noqa: E402
 from tests.golden_project import project, record, run_hint  # noqa: E402,F401  (project: a fixture)
 
 RUBRIC = """

@@ -77,9 +77,9 @@ def test_a_hanging_provider_fails_the_recording_after_the_timeout_naming_the_req
     import socket
     import threading
 
-    from rag_core.evals.harness.case import parse_case_file
-    from rag_core.evals.harness.errors import RecordingFailed
-    from rag_core.evals.harness.runner import Settings, run_case
+    from rag_core.evals.golden.case import parse_case_file
+    from rag_core.evals.common.errors import RecordingFailed
+    from rag_core.evals.golden.runner import Settings, run_case
 
     listener = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []
@@ -196,7 +196,7 @@ def test_a_plain_id_colliding_with_a_variant_names_both_files(project):
 
 
 def test_a_case_recording_into_another_cases_compare_cassette_names_both_files(tmp_path):
-    from rag_core.evals.harness.case import GoldenCase, find_duplicates
+    from rag_core.evals.golden.case import GoldenCase, find_duplicates
 
     def case(file: str, **fields) -> GoldenCase:
         loaded = GoldenCase.model_validate({"input": "hi", "emulate": [{"text": "a"}], **fields})
@@ -273,8 +273,8 @@ def test_orphans_are_listed_and_pruned(project):
 
 
 def test_icontains_ignores_case_and_contains_does_not():
-    from rag_core.evals.harness.case import OutputExpect
-    from rag_core.evals.harness.checks.snapshot import check_output
+    from rag_core.evals.golden.case import OutputExpect
+    from rag_core.evals.golden.checks.snapshot import check_output
 
     assert check_output(OutputExpect(icontains="PALM sugar"), "Fish sauce and palm Sugar.")
     assert not check_output(OutputExpect(contains="PALM sugar"), "Fish sauce and palm sugar.")
@@ -337,7 +337,7 @@ def test_readme_steps_1_2_and_4_end_green_recording_only_the_selected_case(pytes
 def test_the_replay_guard_refuses_everything_that_leaves_the_machine(attempt):
     import socket
 
-    from rag_core.evals.harness.network import NetworkBlockedError, network_blocked
+    from rag_core.evals.recording.network import NetworkBlockedError, network_blocked
 
     with network_blocked() as attempts, pytest.raises(NetworkBlockedError, match="network access blocked during the case"):
         attempt(socket)
@@ -347,7 +347,7 @@ def test_the_replay_guard_refuses_everything_that_leaves_the_machine(attempt):
 def test_the_replay_guard_lets_loopback_through():
     import socket
 
-    from rag_core.evals.harness.network import network_blocked
+    from rag_core.evals.recording.network import network_blocked
 
     with network_blocked() as attempts:
         server = socket.create_server(("127.0.0.1", 0))

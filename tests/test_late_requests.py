@@ -18,8 +18,8 @@ import vcr  # noqa: E402,F401
 # the harness's modules too: a module first imported in one in-process run is imported again in the
 # next, while its package keeps the first as an attribute, and the router and the plugin would
 # read late requests from two different lists
-import rag_core.evals.harness.live_session  # noqa: E402,F401
-import rag_core.evals.harness.runner  # noqa: E402,F401
+import rag_core.evals.golden.concurrent_runs  # noqa: E402,F401
+import rag_core.evals.golden.runner  # noqa: E402,F401
 
 from tests.golden_project import project  # noqa: E402,F401  (a fixture)
 
@@ -165,9 +165,9 @@ def test_a_run_the_harness_ends_while_its_thread_still_runs_takes_no_more_reques
     import httpx
 
     from rag_core.evals.emulator.provider import ScriptedProvider
-    from rag_core.evals.harness import routing
-    from rag_core.evals.harness.network import NetworkBlockedError, late_attempts
-    from rag_core.evals.harness.recorder import CaseRecorder
+    from rag_core.evals.recording import routing
+    from rag_core.evals.recording.network import NetworkBlockedError, late_attempts
+    from rag_core.evals.recording.recorder import CaseRecorder
 
     url = "https://api.openai.com/v1/chat/completions"
     a_open, a_ended, a_asked, b_open, b_asked, strays_asked = (threading.Event() for _ in range(6))

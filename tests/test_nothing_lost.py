@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.evals.harness.case import parse_case_file
-from rag_core.evals.harness.errors import HarnessError
-from rag_core.evals.harness.runner import Settings, run_case
+from rag_core.evals.golden.case import parse_case_file
+from rag_core.evals.common.errors import HarnessError
+from rag_core.evals.golden.runner import Settings, run_case
 
 CASE = """
 id: {id}
@@ -38,7 +38,7 @@ def _settings(folder: Path, **extra) -> Settings:
 
 
 def test_a_cassette_that_cannot_be_written_leaves_the_next_case_recording_whole(tmp_path, monkeypatch):
-    from rag_core.evals.harness import recorder
+    from rag_core.evals.recording import recorder
 
     first, second = _case(tmp_path, "first"), _case(tmp_path, "second")
     real_write = recorder.write_atomic
@@ -82,7 +82,7 @@ def test_a_golden_that_cannot_be_read_leaves_the_cassette_as_it_was(tmp_path, da
 
 
 def test_a_golden_that_cannot_be_written_leaves_the_cassette_as_it_was(tmp_path, monkeypatch):
-    from rag_core.evals.harness import runner
+    from rag_core.evals.golden import runner
 
     case = _case(tmp_path, "pantry")
     assert not run_case(case, _settings(tmp_path)).failures

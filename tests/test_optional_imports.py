@@ -123,15 +123,15 @@ def _catches_import_error(kind: ast.expr | None) -> bool:
 GUARDED_BY_CALLER: dict[tuple[str, str], str] = {
     ("rag_core/evals/retrieval/plots.py", "matplotlib"):
         "report.py imports plots only once it found matplotlib (without it the report says the figure was not drawn)",
-    ("rag_core/evals/harness/cost.py", "genai_prices"): "prices are read only once cost.available() found genai-prices",
-    ("rag_core/evals/harness/sdk_types.py", "openai"): "checks a body against the SDK's own types, where that SDK is",
-    ("rag_core/evals/harness/sdk_types.py", "google"): "checks a body against the SDK's own types, where that SDK is",
-    ("rag_core/evals/harness/sdk_types.py", "anthropic"): "checks a body against the SDK's own types, where that SDK is",
-    ("rag_core/evals/harness/sdk_types.py", "botocore"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/cost.py", "genai_prices"): "prices are read only once cost.available() found genai-prices",
+    ("rag_core/evals/wire/sdk_types.py", "openai"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/sdk_types.py", "google"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/sdk_types.py", "anthropic"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/sdk_types.py", "botocore"): "checks a body against the SDK's own types, where that SDK is",
 }
 # not guarded yet: named here so that nothing else joins them unseen
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("rag_core/evals/harness/live.py", "numpy"): "a --live run's percentiles; the harness extra does not bring numpy",
+    ("rag_core/evals/golden/live_runs.py", "numpy"): "a --live run's percentiles; the harness extra does not bring numpy",
 }
 
 

@@ -308,7 +308,7 @@ def test_prune_deletes_only_baseline_shaped_files(suites):
 def test_paths_resolved_a_folder_at_a_time_are_what_resolve_gives(tmp_path, monkeypatch):
     """The orphan check resolves two files per case; ``resolved_all`` resolves each folder once.
     Links to files and folders, names that are not there, ``..`` and relative paths included."""
-    from rag_core.evals.harness.paths import resolved_all
+    from rag_core.evals.common.paths import resolved_all
 
     real = tmp_path / "real"
     (real / "sub").mkdir(parents=True)

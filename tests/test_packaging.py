@@ -59,13 +59,13 @@ def test_the_pytest_plugins_import_nothing_heavy(tmp_path):
     probe = textwrap.dedent("""
         import sys, pytest
         before = set(sys.modules)
-        import rag_core.evals.harness.plugin, rag_core.evals.retrieval.plugin
+        import rag_core.evals.plugins.golden, rag_core.evals.plugins.retrieval
         print(" ".join(sorted(set(sys.modules) - before)))
     """)
     result = run([sys.executable, "-c", probe], tmp_path)
     assert result.returncode == 0, result.stderr
     loaded = result.stdout.split()
-    heavy = ("pydantic", "yaml", "vcr", "numpy", "openai", "rag_core.agent", "rag_core.evals.harness.case",
+    heavy = ("pydantic", "yaml", "vcr", "numpy", "openai", "rag_core.agent", "rag_core.evals.golden.case",
              "rag_core.evals.retrieval.suite")
     assert not [m for m in loaded if m.split(".")[0] in heavy or m.startswith(heavy)], loaded
 

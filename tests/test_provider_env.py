@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from rag_core.evals.harness.provider_env import DUMMY_KEY, QUIET, planned, provider_environment
+from rag_core.evals.recording.provider_env import DUMMY_KEY, QUIET, planned, provider_environment
 
 ENDPOINTS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "CO_API_URL", "GOOGLE_GEMINI_BASE_URL", "ANTHROPIC_BASE_URL",
              "AZURE_OPENAI_ENDPOINT")

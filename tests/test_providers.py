@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag_core.evals.credentials import detector
-from rag_core.evals.harness import build, provider_env
+from rag_core.evals.golden import build
+from rag_core.evals.recording import provider_env
 from rag_core.providers import CHAT_APIS, PROVIDERS, api_of, by_name, provider_of_api
 
 # a real request path of every API, as each provider's SDK sends it

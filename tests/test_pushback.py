@@ -13,10 +13,10 @@ import pytest
 
 from rag_core.evals.emulator.conditions import Conditions, _refusal
 from rag_core.evals.emulator.provider import ScriptedProvider
-from rag_core.evals.harness import cassette_format
-from rag_core.evals.harness.live_limits import AdaptiveLimit
-from rag_core.evals.harness.pushback import backoff, retried_away, retry_after
-from rag_core.evals.harness.recorder import CaseRecorder
+from rag_core.evals.recording import cassette_format
+from rag_core.evals.recording.provider_limits import AdaptiveLimit
+from rag_core.evals.recording.throttling import backoff, retried_away, retry_after
+from rag_core.evals.recording.recorder import CaseRecorder
 
 NOW = datetime(2026, 11, 25, 12, 0, 0, tzinfo=timezone.utc)
 

@@ -12,8 +12,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_core.evals.harness import gc_pacing, routing, runner, yaml_lines
-from rag_core.evals.harness.recorder import CaseRecorder
+from rag_core.evals.plugins import garbage_collection
+from rag_core.evals.recording import routing
+from rag_core.evals.golden import runner
+from rag_core.evals.common import yaml_read
+from rag_core.evals.recording.recorder import CaseRecorder
 from tests.golden_project import CASES, project, record  # noqa: E402,F401  (project: a fixture)
 
 pytest_plugins = ["pytester"]
@@ -33,7 +36,7 @@ def test_cases_replay_with_the_collected_heap_frozen_and_fewer_young_collections
     gc.unfreeze()  # what this process froze before (its conftest freezes after each test file)
     project.runpytest("evals").assert_outcomes(passed=len(CASES))
     assert len(seen) == len(CASES)
-    assert all(threshold == gc_pacing.YOUNG_THRESHOLD and frozen > 10_000 for threshold, frozen in seen), seen
+    assert all(threshold == garbage_collection.YOUNG_THRESHOLD and frozen > 10_000 for threshold, frozen in seen), seen
     assert gc.get_threshold() == before  # the pace is the interpreter's again between cases
 
 
@@ -93,7 +96,7 @@ def test_a_slower_pace_or_a_collector_turned_off_is_left_as_it_is():
     try:
         for young in (0, 50_000):
             gc.set_threshold(young, before[1], before[2])
-            with gc_pacing.fewer_collections():
+            with garbage_collection.fewer_collections():
                 assert gc.get_threshold()[0] == young
             assert gc.get_threshold()[0] == young
     finally:
@@ -160,26 +163,26 @@ DOCUMENTS = [
 @pytest.mark.parametrize("text", DOCUMENTS)
 def test_a_document_reads_as_the_safe_loader_reads_it(text):
     try:
-        expected = yaml.load(text, Loader=yaml_lines._FAST)
+        expected = yaml.load(text, Loader=yaml_read._FAST)
     except yaml.YAMLError as exc:
         with pytest.raises(type(exc)):
-            yaml_lines.load_bounded(text)
+            yaml_read.load_bounded(text)
         return
-    got = yaml_lines.load_bounded(text)
+    got = yaml_read.load_bounded(text)
     assert got == expected or (got != got and expected != expected)  # nan
     assert repr(got) == repr(expected)  # the same types (1 and 1.0 and True are equal)
 
 
 def test_a_plain_document_is_built_without_pyyaml_generic_constructor(monkeypatch):
     built: list[object] = []
-    generic = yaml_lines._FAST.construct_document
-    monkeypatch.setattr(yaml_lines._FAST, "construct_document", lambda self, node: built.append(node) or generic(self, node))
+    generic = yaml_read._FAST.construct_document
+    monkeypatch.setattr(yaml_read._FAST, "construct_document", lambda self, node: built.append(node) or generic(self, node))
     cassette = {"interactions": [{"request": {"method": "POST", "headers": {"a": ["b"]}, "body": {"json": {"n": 1.5}}},
                                   "response": {"status": {"code": 200}, "body": {"text": "data: x\n"}}}],
                 "recorded_with": {"date": datetime.date(2026, 1, 2)}, "version": 1}
-    assert yaml_lines.load_bounded(yaml.safe_dump(cassette)) == cassette
+    assert yaml_read.load_bounded(yaml.safe_dump(cassette)) == cassette
     assert built == []
-    assert yaml_lines.load_bounded("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}  # aliases: PyYAML's own
+    assert yaml_read.load_bounded("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}  # aliases: PyYAML's own
     assert len(built) == 1
 
 
@@ -198,8 +201,8 @@ def test_normalizing_copies_only_what_a_rule_changes_and_gives_what_a_deep_copy_
     only the containers on the way to a change are copied now. Same result, the input untouched."""
     import copy
 
-    from rag_core.evals.harness import observe
-    from rag_core.evals.harness.case import NormalizeRule
+    from rag_core.evals.golden import observe
+    from rag_core.evals.golden.case import NormalizeRule
 
     def reference(node, steps, placeholder):  # in place, on a deep copy: what normalize did
         if not steps:

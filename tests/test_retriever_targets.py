@@ -539,7 +539,7 @@ def test_every_retrievers_exported_run_reimports_to_the_same_numbers_and_trec_ev
 
 
 def test_the_rankings_file_says_what_recorded_it_as_the_cassettes_do():
-    from rag_core.evals.harness.recorder import EMULATOR_TARGET
+    from rag_core.evals.recording.recorder import EMULATOR_TARGET
     from rag_core.evals.retrieval import recording
 
     assert recording._EMULATED == EMULATOR_TARGET

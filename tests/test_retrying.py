@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from rag_core.evals.harness.live_limits import MAX_PAUSE, AdaptiveLimit, LiveRunsStopped
-from rag_core.evals.harness.pushback import Pushback
-from rag_core.evals.harness.retrying import Tried, asked_wait, retried
+from rag_core.evals.recording.provider_limits import MAX_PAUSE, AdaptiveLimit, LiveRunsStopped
+from rag_core.evals.recording.throttling import Pushback
+from rag_core.evals.recording.retrying import Tried, asked_wait, retried
 
 PUSHED = Pushback("POST", "/v1/responses", 503)  # no Retry-After: the provider named no wait
 

@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from rag_core.evals.emulator.provider import ScriptedProvider
-from rag_core.evals.harness import routing
-from rag_core.evals.harness.network import NetworkBlockedError, late_attempts, network_blocked
-from rag_core.evals.harness.recorder import CaseRecorder
-from rag_core.evals.harness.wait_bound import bounded_waits
+from rag_core.evals.recording import routing
+from rag_core.evals.recording.network import NetworkBlockedError, late_attempts, network_blocked
+from rag_core.evals.recording.recorder import CaseRecorder
+from rag_core.evals.recording.request_timeout import bounded_waits
 
 URL = "https://api.openai.com/v1/chat/completions"
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Which run is this?"}]}

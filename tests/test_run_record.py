@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.evals.harness.failure import Failure
+from rag_core.evals.common.failure import Failure
 from rag_core.evals.report.sidebyside import rows
 from rag_core.evals.runs import bounds
 from rag_core.evals.runs.compare import case_changes, case_kind, retriever_deltas
@@ -150,7 +150,7 @@ def a_live_property(runs: int = 4, **changes) -> dict:
 
 
 def test_a_live_case_keeps_each_run_of_its_repeats():
-    from rag_core.evals.runs.collect import _case, _CaseParts
+    from rag_core.evals.plugins.run_record import _case, _CaseParts
 
     case = _case(_CaseParts("flaky", seconds=9.0, live=a_live_property()))
     assert case.live.tokens_total == 406 and [r.repeat for r in case.live.repeats] == [0, 1, 2, 3]
@@ -167,7 +167,7 @@ def test_a_live_case_keeps_each_run_of_its_repeats():
 
 
 def test_a_live_runs_failures_are_bounded_and_screened_whoever_made_them():
-    from rag_core.evals.runs.collect import _case, _CaseParts
+    from rag_core.evals.plugins.run_record import _case, _CaseParts
 
     planted = "sk-proj-" + "H7q" * 14
     leaky = a_failure(golden="x" * (bounds.VALUE_LIMIT * 2), diff=f"--- a\n+++ b\n-{planted}\n+Soak.\n").to_json()
@@ -498,7 +498,7 @@ def test_view_serves_each_history_points_run_and_nothing_else(tmp_path):
 def test_init_ignores_the_records_in_an_existing_gitignore_and_its_workflow_uploads_the_report(tmp_path):
     import yaml
 
-    from rag_core.evals.scaffold import WORKFLOW_PATH, init_project
+    from rag_core.evals.scaffold.project import WORKFLOW_PATH, init_project
 
     (tmp_path / ".gitignore").write_text("__pycache__/")
     result = init_project(tmp_path)

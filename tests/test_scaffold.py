@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from rag_core.cli import main
-from rag_core.evals.examples import AGENT_CORE_MODULES
+from rag_core.evals.scaffold.examples import AGENT_CORE_MODULES
 
 pytest_plugins = ["pytester"]
 
@@ -352,7 +352,7 @@ def test_with_no_provider_sdk_init_says_what_to_install_and_writes_nothing(tmp_p
 
 
 def test_an_openai_older_than_the_agent_core_takes_gets_the_plain_example(monkeypatch):
-    from rag_core.evals import examples
+    from rag_core.evals.scaffold import examples
 
     monkeypatch.setattr(examples, "_openai_release", lambda: (1, 50, 0))
     assert examples.agent_core_missing() == ["openai>=1.108.1"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_core.evals.retrieval.significance import paired_p_value, pairwise
+from rag_core.evals.common.significance import paired_p_value, pairwise
 
 
 def _exact_sign_flip_p(now: list[float], before: list[float]) -> float:

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import vcr
 
-from rag_core.evals.harness import socket_clients
+from rag_core.evals.recording import socket_clients
 
 transports = pytest.importorskip("dspy._vendor.lm15.transports")
 

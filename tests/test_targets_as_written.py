@@ -337,7 +337,7 @@ def test_trajectory_checks_take_argument_subsets_and_counts(agents, monkeypatch)
 
 
 def test_a_diff_of_a_string_with_trailing_spaces_is_a_line_diff():
-    from rag_core.evals.harness.compare import unified
+    from rag_core.evals.common.diff import unified
 
     prompt = "\n".join(f"Rule {n}: answer in one sentence about dish number {n}, then stop.  " for n in range(12))
     diff = unified("golden:system_prompt", prompt, prompt.replace("Rule 5: answer", "Rule 5: reply"))
@@ -446,7 +446,7 @@ def test_a_thread_the_subject_started_stays_guarded_after_its_case(agents):
 
 
 def test_the_context_goes_only_to_a_target_that_asks_for_it():
-    from rag_core.evals.harness.target import takes_context
+    from rag_core.evals.golden.targets import takes_context
 
     def plain(question): ...
     def with_context(question, context): ...

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from rag_core.evals.harness import stuck
-from rag_core.evals.harness.case import GoldenCase
-from rag_core.evals.harness.time_limit import CI_DEFAULT, CaseTimedOut, CaseTimeouts, Limit, session_timeouts, within
+from rag_core.evals.recording import stuck
+from rag_core.evals.golden.case import GoldenCase
+from rag_core.evals.golden.time_limit import CI_DEFAULT, CaseTimedOut, CaseTimeouts, Limit, session_timeouts, within
 from tests.golden_project import silent_server  # noqa: F401  (a fixture)
 
 
@@ -138,7 +138,7 @@ def test_a_run_left_behind_has_ended_for_routing_and_the_network_guard_too():
     """The runs begun inside a run given up (a case's cassette and guard, what its threads
     carry) have ended with it: whatever its code sends later, through any client, is late
     (``run_binding``), not only what goes through the cassettes it opened."""
-    from rag_core.evals.harness import run_binding
+    from rag_core.evals.recording import run_binding
 
     released, seen = threading.Event(), []
 

@@ -23,8 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from rag_core.evals.harness.case import parse_case_file
-from rag_core.evals.harness.runner import Settings, run_case
+from rag_core.evals.golden.case import parse_case_file
+from rag_core.evals.golden.runner import Settings, run_case
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,13 +114,13 @@ def main() -> None:
 
     import vcr
 
-    from rag_core.evals.harness.build import build_agent, build_model
+    from rag_core.evals.golden.build import build_agent, build_model
 
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench")  # the model reads its key where a program's does
     model = build_model(sync.model)
     agent = build_agent(sync, model, settings.fixtures_dir)
     player = vcr.VCR(record_mode="none", match_on=["method", "path"])
-    from rag_core.evals.harness import cassette_format
+    from rag_core.evals.recording import cassette_format
 
     player.register_serializer("rag_core", cassette_format)
 

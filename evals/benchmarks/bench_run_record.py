@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rag_core.evals.harness.failure import Failure
+from rag_core.evals.common.failure import Failure
 from rag_core.evals.report.html import report_for
 from rag_core.evals.runs.bounds import VALUE_LIMIT
 from rag_core.evals.runs.failures import entry

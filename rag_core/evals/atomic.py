@@ -24,7 +24,7 @@ def screen(path: Path, data: Any) -> None:
     """Raise CredentialError naming ``path`` and the place in ``data`` (a text, bytes, or nested
     dicts and lists of them) where something looks like a credential."""
     from rag_core.evals.credentials import check
-    from rag_core.evals.harness.paths import shown
+    from rag_core.evals.common.paths import shown
 
     check(shown(path), data.decode("utf-8", "replace") if isinstance(data, bytes) else data)
 

@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterable
 
 import pytest
 
-from rag_core.evals.harness.modes import GOLDEN_SUFFIX
-from rag_core.evals.harness.paths import resolved_all
+from rag_core.evals.common.modes import GOLDEN_SUFFIX
+from rag_core.evals.common.paths import resolved_all
 
 SESSION_START = pytest.StashKey[int]()
 # a file's modification time comes from the kernel's coarse clock, which may lag the clock read
@@ -126,13 +126,13 @@ class GoldenFiles(_Files):
         self.owners = _Owners(self._case_files, self._read)
 
     def _case_files(self) -> list[Path]:
-        from rag_core.evals.harness.case import case_files
+        from rag_core.evals.golden.case import case_files
 
         return case_files(self.cases_dir) if self.cases_dir.is_dir() else []
 
     def _read(self, files: list[Path]) -> set[Path] | str:
-        from rag_core.evals.harness.case import parse_case_file
-        from rag_core.evals.harness.errors import HarnessError
+        from rag_core.evals.golden.case import parse_case_file
+        from rag_core.evals.common.errors import HarnessError
 
         cases, broken = [], 0
         for path in files:
@@ -305,8 +305,8 @@ def owned_by_suites(suites: Iterable[Any], root: Path) -> set[Path]:
 
 
 def cassette_problem(path: Path) -> str | None:
-    from rag_core.evals.harness.cassette_format import read_cassette
-    from rag_core.evals.harness.errors import HarnessError
+    from rag_core.evals.recording.cassette_format import read_cassette
+    from rag_core.evals.common.errors import HarnessError
 
     try:
         read_cassette(path)
@@ -320,7 +320,7 @@ def golden_problem(path: Path) -> str | None:
     import yaml
     from pydantic import ValidationError
 
-    from rag_core.evals.harness.case import Expect
+    from rag_core.evals.golden.case import Expect
 
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -403,7 +403,7 @@ def _identity(what: Path | os.stat_result) -> tuple[int, int, int] | None:
 
 def prune_lines(files: _Files, paths: list[Path], config: pytest.Config) -> list[str]:
     """Prune ``paths`` (``prune``) and say what happened: one summary line per file."""
-    from rag_core.evals.harness.paths import shown
+    from rag_core.evals.common.paths import shown
 
     deleted, kept = prune(files, paths, session_start(config))
     return [f"  orphan deleted: {shown(p)}" for p in deleted] + [

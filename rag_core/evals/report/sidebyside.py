@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rag_core.evals.harness.compare import cut_line, cut_note, cut_pair, match_lines
+from rag_core.evals.common.diff import cut_line, cut_note, cut_pair, match_lines
 
 CONTEXT = 3  # unchanged lines kept around each change
 
@@ -33,7 +33,7 @@ def shown_text(value: Any, cut: bool) -> str:
     compares; a value cut to its bound is already the head of that text."""
     if isinstance(value, str):
         return value
-    from rag_core.evals.harness.yaml_dump import dump_for_diff
+    from rag_core.evals.common.yaml_dump import dump_for_diff
 
     return value if cut else dump_for_diff(value)
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, S
 from pydantic_core import PydanticCustomError
 
 from rag_core.errors import RagCoreError
-from rag_core.evals.harness.paths import shown
+from rag_core.evals.common.paths import shown
 from rag_core.evals.retrieval.reading import brief, not_utf8, parse_json, read_yaml, validation_problems, yaml_where
 
 BEIR_HELP = (

@@ -239,7 +239,7 @@ def rank_built_in(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
 
 def rank_target(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, context: Any) -> Rankings:
     """A retriever target's rankings: its factory called, the corpus indexed, every query searched."""
-    from rag_core.evals.retrieval.target import CorpusRecord, load_target
+    from rag_core.evals.retrieval.retriever_targets import CorpusRecord, load_target
 
     where = f"suite {suite.name}, retriever {retriever.name}"
     started = time.perf_counter()

@@ -18,7 +18,7 @@ from typing import Any
 
 from rag_core.evals.atomic import write_checked
 from rag_core.evals.retrieval.evaluate import RetrieverResult
-from rag_core.evals.retrieval.significance import paired_p_value
+from rag_core.evals.common.significance import paired_p_value
 from rag_core.evals.retrieval.suite import SuiteSpec
 
 
@@ -97,7 +97,7 @@ def shape_problem(data: Any) -> str | None:
 
 def read_baseline(path: Path) -> dict[str, Any]:
     """The file's baseline, whoever's it is; BaselineError naming the file when it is not one."""
-    from rag_core.evals.harness.paths import shown
+    from rag_core.evals.common.paths import shown
 
     hint = "fix it or rewrite it with pytest evals/ --update-baselines"
     try:
@@ -135,7 +135,7 @@ def load_baseline(suite: SuiteSpec, root: Path, retriever: str) -> dict[str, Any
 
     A file there that is not a baseline, or is another suite's or retriever's, is a BaselineError
     naming the file and the cause: never a gate silently left without its baseline."""
-    from rag_core.evals.harness.paths import shown
+    from rag_core.evals.common.paths import shown
 
     path = baseline_file(suite, root, retriever)
     if path is None:
@@ -196,7 +196,7 @@ def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> Non
         "per_query": {m: _rounded(dict(sorted(result.per_query[m].items()))) for m in suite.metrics},
     }
     from rag_core.evals.credentials import CredentialError
-    from rag_core.evals.harness.paths import shown
+    from rag_core.evals.common.paths import shown
 
     try:
         write_checked(path, data, lambda data: json.dumps(data, indent=1, sort_keys=False) + "\n")
@@ -209,7 +209,7 @@ def write_baseline(path: Path, suite: SuiteSpec, result: RetrieverResult) -> Non
 def _write_problem(exc: OSError) -> str:
     """Why a file could not be written, in words: a file standing where a folder must be, and a
     folder where the file must be, are what a person can fix."""
-    from rag_core.evals.harness.paths import shown
+    from rag_core.evals.common.paths import shown
 
     if isinstance(exc, (FileExistsError, NotADirectoryError)) and exc.filename:
         return f"{shown(Path(exc.filename))} is a file, where a folder is needed"

@@ -12,8 +12,8 @@ from typing import Any, Callable
 import yaml
 from pydantic import ValidationError
 
-from rag_core.evals.harness.paths import shown
-from rag_core.evals.harness.yaml_lines import line_of, load_bounded, load_with_lines
+from rag_core.evals.common.paths import shown
+from rag_core.evals.common.yaml_read import line_of, load_bounded, load_with_lines
 
 Mappings = list[tuple[dict[str, Any], dict[str, int]]]  # what load_with_lines gives: each mapping's key lines
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterator
 
 from rag_core.embedder import cache_files
-from rag_core.evals.harness.paths import shown
+from rag_core.evals.common.paths import shown
 from rag_core.evals.retrieval.datasets import iter_corpus
 from rag_core.evals.retrieval.evaluate import build_embedder, load_dataset
 from rag_core.evals.retrieval.suite import SuiteFileError, load_suite

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from rag_core.evals.harness.paths import shown
+from rag_core.evals.common.paths import shown
 
 FOLDER = "retrieval"  # inside the project's cassettes folder (rag_core_cassettes)
 
@@ -187,11 +187,10 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
     from rag_core.evals.atomic import write_checked
     from rag_core.evals.credentials import CredentialError
     from rag_core.evals.emulator.provider import ScriptedProvider
-    from rag_core.evals.harness.checks.replay import blocked_message
-    from rag_core.evals.harness.errors import HarnessError
-    from rag_core.evals.harness.network import network_blocked
-    from rag_core.evals.harness.provider_env import provider_environment
-    from rag_core.evals.harness.recorder import CaseRecorder
+    from rag_core.evals.common.errors import HarnessError
+    from rag_core.evals.recording.network import blocked_message, network_blocked
+    from rag_core.evals.recording.provider_env import provider_environment
+    from rag_core.evals.recording.recorder import CaseRecorder
 
     where = f"suite {suite}, retriever {retriever}"
     files = RecordingFiles.of(settings, suite, retriever)
@@ -295,9 +294,8 @@ def _changed_requests(where: str, replay: Any, files: RecordingFiles, selector: 
 def run_live(suite: str, retriever: str, settings: ReplaySettings, run: Callable[[bool], Any]) -> Any:
     """A ``live: true`` retriever under --live: against its service, keeping nothing (as golden
     cases run under --live), in the case environment; behind the guard with --block-network."""
-    from rag_core.evals.harness.checks.replay import blocked_message
-    from rag_core.evals.harness.network import network_blocked
-    from rag_core.evals.harness.provider_env import provider_environment
+    from rag_core.evals.recording.network import blocked_message, network_blocked
+    from rag_core.evals.recording.provider_env import provider_environment
 
     guard = network_blocked(f"retrieval {suite}/{retriever}") if settings.block_network else nullcontext([])
     with guard as blocked, provider_environment():

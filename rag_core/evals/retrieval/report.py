@@ -8,7 +8,7 @@ from typing import Any
 
 from rag_core.evals.atomic import write_checked
 from rag_core.evals.retrieval.metrics import run_from_ranking
-from rag_core.evals.retrieval.significance import pairwise
+from rag_core.evals.common.significance import pairwise
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:

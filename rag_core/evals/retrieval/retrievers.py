@@ -24,15 +24,15 @@ from rag_core.evals.retrieval.datasets import Dataset
 from rag_core.evals.retrieval.evaluate import RetrieverResult, rank_built_in, rank_run_file, rank_target, score
 from rag_core.evals.retrieval.recording import ReplaySettings, run_live, run_recorded
 from rag_core.evals.retrieval.suite import RetrieverSpec, SuiteSpec
-from rag_core.evals.retrieval.target import RetrieverContext
+from rag_core.evals.retrieval.retriever_targets import RetrieverContext
 
 REQUIRE_ALL = "RAG_CORE_REQUIRE_ALL_CASES"
 
 
 def skip_unless_runnable(suite: SuiteSpec, spec: RetrieverSpec, settings: ReplaySettings, selector: str) -> None:
     """Skip (or, where nothing may skip, fail) a retriever whose requirements do not hold here."""
-    from rag_core.evals.harness.paths import shown
-    from rag_core.evals.harness.plugin import unmet
+    from rag_core.evals.common.paths import shown
+    from rag_core.evals.common.requirements import unmet
     from rag_core.evals.retrieval.recording import command
 
     reasons = [problem for problem in map(unmet, spec.requires) if problem]
@@ -52,8 +52,7 @@ def guarded_built_in(suite: SuiteSpec, spec: RetrieverSpec, dataset: Dataset, em
                      pg_url: Callable[[], str], shared: Any, run: Callable[..., RetrieverResult]) -> RetrieverResult:
     """A built-in store without a reranker, in its test's thread, behind the network guard: its
     embeddings come from the suite's cache, so nothing of it may leave the machine."""
-    from rag_core.evals.harness.checks.replay import blocked_message
-    from rag_core.evals.harness.network import network_blocked
+    from rag_core.evals.recording.network import blocked_message, network_blocked
     from rag_core.evals.retrieval.recording import RecordingError
 
     with network_blocked(f"retrieval {suite.name}/{spec.name}") as blocked:

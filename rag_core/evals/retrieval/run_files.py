@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from rag_core.evals.harness.paths import shown
+from rag_core.evals.common.paths import shown
 from rag_core.evals.retrieval.metrics import ranked
 from rag_core.evals.retrieval.reading import brief, not_utf8, parse_json
 

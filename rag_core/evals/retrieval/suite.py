@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rag_core.evals.harness.paths import shown
+from rag_core.evals.common.paths import shown
 from rag_core.evals.retrieval.metrics import parse_metric
 from rag_core.evals.retrieval.reading import brief, read_yaml, validation_problems
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from rag_core.evals.retrieval.evaluate import RetrieverResult
-from rag_core.evals.retrieval.significance import paired_p_value
+from rag_core.evals.common.significance import paired_p_value
 from rag_core.evals.retrieval.suite import SuiteSpec, SweepSpec
 
 

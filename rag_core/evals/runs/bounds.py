@@ -75,8 +75,8 @@ def bound_value(value: Any, limit: int = VALUE_LIMIT) -> tuple[Any, int | None]:
         head, _ = cut_text(plain, limit)
         return head, size
     # the head of its YAML text; a large value is cut before it is written out (``abridge.alone``)
-    from rag_core.evals.harness.abridge import alone
-    from rag_core.evals.harness.yaml_dump import dump_for_diff
+    from rag_core.evals.common.abridge import alone
+    from rag_core.evals.common.yaml_dump import dump_for_diff
 
     head, _ = cut_text(dump_for_diff(alone(plain)), limit, whole=size)
     return head, size

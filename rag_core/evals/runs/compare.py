@@ -95,7 +95,7 @@ class RetrieverDelta:
 
 def _p_value(now: RetrieverEntry, before: RetrieverEntry, metric: str) -> float | None:
     try:
-        from rag_core.evals.retrieval.significance import paired_p_value
+        from rag_core.evals.common.significance import paired_p_value
     except ImportError:  # pragma: no cover - scipy comes with the evals extra; a report without it has no p
         return None
     a = {q.id: q.metrics[metric] for q in now.queries if metric in q.metrics}

@@ -13,8 +13,7 @@ from rag_core.evals.runs.bounds import REPEAT_LIMIT, VALUE_LIMIT, bound_value, c
 from rag_core.evals.runs.schema import FailureEntry, LiveSummary
 
 if TYPE_CHECKING:
-    from rag_core.evals.harness.failure import Failure
-    from rag_core.evals.harness.runner import CaseResult
+    from rag_core.evals.common.failure import Failure
 
 PROPERTY = "rag_core_failures"  # the user property that carries them
 
@@ -74,11 +73,6 @@ def _text_field(out: FailureEntry, name: str, text: str) -> str:
         _note_withheld(out, name)
         return reason
     return text
-
-
-def case_property(result: CaseResult) -> tuple[str, dict[str, Any]]:
-    """The user property for one case's result: its failures and the commands that fix them."""
-    return PROPERTY, {"failures": [entry(f).to_json() for f in result.failures], "fixes": list(result.fixes)}
 
 
 def withheld_text(text: str) -> str:

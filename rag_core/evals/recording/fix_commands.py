@@ -1,0 +1,65 @@
+"""The one place fix commands come from. Every command a failure message tells a user to run is
+built here, and tests run each one to check that it ends green.
+
+A command selects exactly the failing case by its pytest node id (``-k`` would also match
+every case whose id contains the same words), and records against the emulator when the case
+is emulated (it has an ``emulate:`` script, or its cassette was recorded against the emulator).
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+
+def _pytest(selector: str, *options: str) -> str:
+    return " ".join(["pytest", shlex.quote(selector), *options])
+
+
+def _source(emulated: bool) -> list[str]:
+    return ["--emulator"] if emulated else []
+
+
+def live_note(emulated: bool) -> str:
+    return "" if emulated else " (set the provider's API key, e.g. OPENAI_API_KEY, to record against the live API)"
+
+
+def record(selector: str, emulated: bool) -> str:
+    """A case with no cassette yet: record it; its first golden is written with it."""
+    return _pytest(selector, "--record-mode=once", *_source(emulated))
+
+
+def rerecord(selector: str, emulated: bool) -> str:
+    """A cassette that no longer matches what the agent sends: record it again and accept the new
+    golden (review the golden diff before committing)."""
+    return _pytest(selector, "--record-mode=rewrite", *_source(emulated), "--update-goldens")
+
+
+def record_again(selector: str, emulated: bool) -> str:
+    """A cassette that cannot be read: record it again. The golden is not rewritten: the new
+    recording is compared with it, as a replay would be."""
+    return _pytest(selector, "--record-mode=rewrite", *_source(emulated))
+
+
+def update_goldens(selector: str) -> str:
+    """The cassette is fine but the snapshot changed: accept what the case now observes."""
+    return _pytest(selector, "--update-goldens")
+
+
+def missing_turns(turns: list[Any], request: dict[str, Any]) -> str:
+    """What to add to a script the agent ran past. An agent that ends its run only on a tool call
+    (smolagents' ``final_answer``, a structured-output tool) asks again after a text answer: more
+    text turns would never end it."""
+    from rag_core.evals.wire.readers import tools
+
+    last_was_text = bool(turns) and getattr(turns[-1], "text", None) is not None and not getattr(turns[-1], "tool_calls", [])
+    offered = [t.get("name") for t in tools(request) if t.get("name")]
+    finishing = [name for name in offered if "final" in name.lower() or "answer" in name.lower()]
+    if last_was_text and finishing:
+        return (f"the request after the last turn (a text answer) still offers {finishing[0]!r}: an agent that ends "
+                f"only on that tool call needs it scripted, e.g. - {{tool_calls: [{{name: {finishing[0]}, "
+                "arguments: {...}}]}")
+    if last_was_text and offered:
+        return ("add the missing turns to emulate: (if the agent ends its run only on a tool call rather than a text "
+                f"answer, script that call: it offers {', '.join(offered)})")
+    return "add the missing turns to emulate:"
