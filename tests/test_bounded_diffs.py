@@ -1,5 +1,5 @@
 """A failing case's diff is bounded in time and size whatever the size of its values (every diff
-goes through ``diff.py``), and a recording warns about a value over ``value_sizes.LARGE``.
+goes through ``common/diff.py``), and a recording warns about a value over ``value_sizes.LARGE``.
 
 No test here is timed: the inputs are shaped and sized so that a diff whose work grows faster than
 the input (difflib on repeated lines, YAML written out whole several times per failure) would not
@@ -22,7 +22,7 @@ import numpy  # noqa: E402,F401
 import openai  # noqa: E402,F401
 import vcr  # noqa: E402,F401
 
-from rag_core.evals.common import diff  # noqa: E402
+from rag_core.evals.common import diff as compare  # noqa: E402
 from rag_core.evals.common.failure import Failure  # noqa: E402
 from rag_core.evals.report.sidebyside import rows  # noqa: E402
 from rag_core.evals.runs.failures import entry  # noqa: E402
@@ -56,21 +56,21 @@ def test_a_one_line_change_in_megabytes_gives_a_short_diff_that_shows_it():
 
 def test_a_change_deep_inside_a_long_line_is_shown_around_it_with_counts():
     line = "x" * 20_000_000
-    diff = diff.unified("out", {"output": line}, {"output": line[:12_000_000] + "Y" + line[12_000_001:]})
+    diff = compare.unified("out", {"output": line}, {"output": line[:12_000_000] + "Y" + line[12_000_001:]})
     changed = [row for row in diff.splitlines() if row.startswith("+output")]
-    assert len(changed) == 1 and "Y" in changed[0] and len(changed[0]) < diff.LINE
+    assert len(changed) == 1 and "Y" in changed[0] and len(changed[0]) < compare.LINE
     assert "(11,999,900 equal characters)⋯" in changed[0] and "more characters)" in changed[0]
-    assert len(diff) < 3 * diff.LINE
+    assert len(diff) < 3 * compare.LINE
 
 
 def test_a_diff_of_many_changed_lines_shows_at_most_its_bound_and_counts_the_rest():
     before = [f"line {i}" for i in range(200_000)]
     after = [f"line {i}" if i % 2 else f"line {i} changed" for i in range(200_000)]
-    diff = diff.unified("out", "\n".join(before), "\n".join(after))
-    assert diff.count("\n") <= diff.SHOWN + 4
+    diff = compare.unified("out", "\n".join(before), "\n".join(after))
+    assert diff.count("\n") <= compare.SHOWN + 4
     assert "of this diff not shown" in diff
-    middle = diff.match_lines(before, after)
-    assert middle.not_compared == (200_000 - 1 - diff.COMPARED,) * 2  # line 0 is equal: set aside
+    middle = compare.match_lines(before, after)
+    assert middle.not_compared == (200_000 - 1 - compare.COMPARED,) * 2  # line 0 is equal: set aside
 
 
 def test_the_side_by_side_rows_are_matched_within_the_same_bounds():
@@ -87,7 +87,7 @@ def test_the_side_by_side_rows_are_matched_within_the_same_bounds():
 def test_everyday_values_are_diffed_whole():
     before = {"system_prompt": "Be brief.\nUse metric units.", "tools": [{"name": "lookup"}] * 3}
     after = {"system_prompt": "Be very brief.\nUse metric units.", "tools": [{"name": "lookup"}] * 3}
-    assert diff.unified("g", before, after) == (
+    assert compare.unified("g", before, after) == (
         "--- g (expected)\n+++ g (observed)\n@@ -1,5 +1,5 @@\n system_prompt: |-\n-  Be brief.\n+  Be very brief.\n"
         "   Use metric units.\n tools:\n - name: lookup\n")
 
@@ -168,4 +168,4 @@ def test_two_values_that_differ_are_never_cut_into_equal_ones(before, other, see
             patch.setattr(abridge, name, value)
         cut_before, cut_after = abridge.abridged(before, after)
         assert (cut_before != cut_after) == (before != after)
-        assert bool(diff.unified("t", before, after)) == (before != after)
+        assert bool(compare.unified("t", before, after)) == (before != after)

@@ -1,4 +1,4 @@
-"""The evaluation harness: golden cases (``harness``), the provider emulator (``emulator``) and
+"""The evaluation harness: golden cases (``golden``), the provider emulator (``emulator``) and
 retrieval-quality suites (``retrieval``), with their pytest plugins.
 
 Nothing here is imported by ``import rag_core``; the pytest plugins import what they need lazily,

@@ -212,7 +212,7 @@ class _Guard:
 _GUARD = _Guard()
 # the modules between a client and the router when a request is refused there: vcrpy's stubs,
 # the harness's own socket-level stubs, the router
-_INTERCEPTORS = ("vcr", "rag_core.evals.harness.")
+_INTERCEPTORS = ("vcr", "rag_core.evals.recording.")
 
 
 def _host(address: Any) -> Any:
