@@ -85,7 +85,7 @@ def test_unused_recorded_interactions_fail_the_case(project):
 def test_a_missing_cassette_with_no_recording_is_a_clear_failure(project):
     result = project.runpytest("evals", "-k", "with_tool")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*with_tool: no cassette cassettes/with_tool.yaml yet. Record it: pytest*--emulator"])
+    result.stdout.fnmatch_lines(["*with_tool: not recorded yet (no cassette cassettes/with_tool.yaml). Record it: pytest*--emulator"])
     run_hint(project, result, "Record it: ")  # records the case and writes its first golden
     project.runpytest("evals", "-k", "with_tool").assert_outcomes(passed=1, deselected=1)
 

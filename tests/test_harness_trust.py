@@ -96,7 +96,7 @@ def test_a_hanging_provider_fails_the_recording_after_the_timeout_naming_the_req
         run_case(case, settings)
     assert time.monotonic() - started < 30
     message = str(failure.value)
-    assert f"request #1 of the case (POST {url}/responses) got no answer within 1 s" in message
+    assert f"request #1 of the run (POST {url}/responses) got no answer within 1 s" in message
     assert not (tmp_path / "cassettes").exists() or not list((tmp_path / "cassettes").iterdir())
     assert not (tmp_path / "goldens" / "slow.golden.yaml").exists()
     listener.close()

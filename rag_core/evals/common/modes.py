@@ -4,4 +4,10 @@ suffix of golden files."""
 
 RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 
+
+def records(mode: str, recorded: bool) -> bool:
+    """Whether a run under record mode ``mode`` records, given whether its recording exists: the
+    modes that record whatever is there do; ``once`` only what is not recorded yet."""
+    return mode in ("new_episodes", "all", "rewrite") or (mode == "once" and not recorded)
+
 GOLDEN_SUFFIX = ".golden.yaml"

@@ -66,3 +66,16 @@ def described(error: BaseException) -> str:
     if len(message) > MESSAGE_LIMIT:
         message = f"{message[:MESSAGE_LIMIT]}… ({len(message) - MESSAGE_LIMIT:,} more characters)"
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def in_chain(error: BaseException | None, wanted: tuple[type, ...]) -> BaseException | None:
+    """The first exception of a ``wanted`` type in ``error``'s chain (its causes and contexts, and
+    the ``cause`` an SDK's wrapper keeps), or None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, wanted):
+            return error
+        cause = getattr(error, "cause", None)
+        error = cause if isinstance(cause, BaseException) else (error.__cause__ or error.__context__)
+    return None

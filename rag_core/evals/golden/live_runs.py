@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from rag_core.evals.golden.case import GoldenCase
-from rag_core.evals.golden.checks import HAND_WRITTEN, run_checks
+from rag_core.evals.golden.checks import evaluate
 from rag_core.evals.wire.cost import Price, price_of
 from rag_core.evals.common.failure import Failure
 from rag_core.evals.common.paths import shown
@@ -29,8 +29,10 @@ from rag_core.evals.recording import routing
 from rag_core.evals.recording.provider_limits import AdaptiveLimit, LiveRunsStopped, ProviderLimits
 from rag_core.evals.recording.throttling import RETRYABLE, Pushback
 from rag_core.evals.recording.retrying import Tried, asked_wait, retried
-from rag_core.evals.golden.runner import (Settings, _in_chain, _timeout_types, observe_run, play_subjects,
-                                           snapshot_failures)
+from rag_core.evals.common.raised import in_chain
+from rag_core.evals.golden.playing import Settings, play_subjects
+from rag_core.evals.golden.runner import observe_run
+from rag_core.evals.recording.play import timeout_types
 from rag_core.evals.golden.subjects import subject_of
 
 
@@ -145,20 +147,21 @@ def _attempt(case: GoldenCase, settings: Settings, selector: str) -> tuple[LiveR
         scratch_settings = dataclasses.replace(settings, cassettes_dir=Path(scratch), record_mode="all",
                                                update_goldens=False)
         played, other = play_subjects(case, scratch_settings, selector)
-        run = observe_run(case, played, other)  # checked against the case alone: no golden
+        seen = observe_run(case, played, other)
         # a provider error status or an emulator script too short, when the run itself did not fail
         failures = []
         if played.problem and played.error is None and played.judge_error is None:
             failures.append(Failure("recording", "cassette", shown(played.recorder.path), "", played.problem))
-        failures += snapshot_failures(run) + run_checks(run, HAND_WRITTEN)
-        output = run.observed.get("output")
+        found = evaluate(seen.run(None), "live")  # checked against the case alone: no golden
+        failures += found.snapshot + found.hand_written
+        output = seen.observed.get("output")
         answer = output.get("equals") if isinstance(output, dict) and isinstance(output.get("equals"), str) else None
         subjects = [played] + ([other] if other is not None else [])
-        live_run = LiveRun(played.seconds, run.observed["usage"].get("total_tokens", 0), failures, answer=answer,
+        live_run = LiveRun(played.seconds, seen.observed["usage"].get("total_tokens", 0), failures, answer=answer,
                            price=price_of([e for each in subjects for e in each.replay.exchanges]))
     pushbacks = [p for each in subjects for p in each.replay.pushbacks]
     unrecovered = any(status in RETRYABLE for each in subjects for _, _, status in each.replay.recorded)
-    timed_out = any(_in_chain(error, _timeout_types()) is not None
+    timed_out = any(in_chain(error, timeout_types()) is not None
                     for each in subjects for error in (each.error, each.judge_error))
     provider_failed = bool(failures) and case.expect.error is None and (unrecovered or timed_out)
     return live_run, pushbacks, provider_failed

@@ -9,7 +9,8 @@ is emulated (it has an ``emulate:`` script, or its cassette was recorded against
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 
 def _pytest(selector: str, *options: str) -> str:
@@ -44,6 +45,53 @@ def record_again(selector: str, emulated: bool) -> str:
 def update_goldens(selector: str) -> str:
     """The cassette is fine but the snapshot changed: accept what the case now observes."""
     return _pytest(selector, "--update-goldens")
+
+
+class FixCommands(Protocol):
+    """The commands a played subject's failures name (``play.py``), for the kind of thing it is."""
+
+    def record(self, emulated: bool) -> str:
+        """It has no recording yet."""
+
+    def record_again(self, emulated: bool) -> str:
+        """Its cassette cannot be read."""
+
+    def rerecord(self, emulated: bool) -> str:
+        """Its recording no longer matches what it sends."""
+
+
+@dataclass(frozen=True)
+class CaseCommands:
+    """A golden case's: its recording comes with its golden, which a re-recording accepts."""
+
+    selector: str
+
+    def record(self, emulated: bool) -> str:
+        return record(self.selector, emulated) + live_note(emulated)
+
+    def record_again(self, emulated: bool) -> str:
+        return record_again(self.selector, emulated) + live_note(emulated)
+
+    def rerecord(self, emulated: bool) -> str:
+        return rerecord(self.selector, emulated) + live_note(emulated)
+
+
+@dataclass(frozen=True)
+class RetrieverCommands:
+    """A recorded retriever's: its cassette and rankings, recorded together; never recorded, it
+    may be meant either way (against the emulator, or live)."""
+
+    selector: str
+
+    def record(self, emulated: bool) -> str:
+        return (f"{_pytest(self.selector, '--record-mode=once', '--emulator')} (against the built-in emulator; "
+                "without --emulator, against the live API, with the provider's key set)")
+
+    def record_again(self, emulated: bool) -> str:
+        return _pytest(self.selector, "--record-mode=rewrite", *_source(emulated))
+
+    def rerecord(self, emulated: bool) -> str:
+        return _pytest(self.selector, "--record-mode=rewrite", *_source(emulated))
 
 
 def missing_turns(turns: list[Any], request: dict[str, Any]) -> str:

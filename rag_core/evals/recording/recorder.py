@@ -35,7 +35,7 @@ from rag_core.evals.atomic import write_atomic
 from rag_core.evals.credentials import detector
 from rag_core.evals.recording import cassette_format, routing, stuck
 from rag_core.evals.common.errors import CassetteFileError, HarnessError, SecretInCassetteError
-from rag_core.evals.common.modes import RECORD_MODES
+from rag_core.evals.common.modes import RECORD_MODES, records
 from rag_core.evals.recording.network import is_loopback
 from rag_core.evals.recording.provider_env import KEY_VARIABLES
 from rag_core.evals.wire.readers import Exchange
@@ -267,8 +267,7 @@ class CaseRecorder:
 
     @property
     def will_record(self) -> bool:
-        exists = self.path.exists()
-        return self.mode in ("all", "rewrite", "new_episodes") or (self.mode == "once" and not exists)
+        return records(self.mode, self.path.exists())
 
     def check(self) -> None:
         """The committed cassette, if this run reads it, must be one: a CassetteFileError names the

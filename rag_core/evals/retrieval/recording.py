@@ -19,7 +19,6 @@ run succeeded: the rankings are staged, then the cassette and the rankings are c
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -123,41 +122,6 @@ def command(selector: str, *options: str) -> str:
     return " ".join(["pytest", shlex.quote(selector), *options])
 
 
-def _record_hint(selector: str, emulated: bool | None, again: bool) -> str:
-    mode = "--record-mode=rewrite" if again else "--record-mode=once"
-    if emulated is None:  # never recorded: either way may be meant
-        return (f"{command(selector, mode, '--emulator')} (against the built-in emulator; without --emulator, "
-                "against the live API, with the provider's key set)")
-    return command(selector, mode, *(["--emulator"] if emulated else []))
-
-
-@functools.cache
-def sdk_versions() -> str:
-    """The provider SDKs installed, for the cassette's ``recorded_with``, as a golden target case
-    records them (read once per process)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from rag_core.providers import PROVIDERS
-
-    found = []
-    for package in dict.fromkeys(package for provider in PROVIDERS for package in provider.sdk_packages):
-        try:
-            found.append(f"{package} {version(package)}")
-        except PackageNotFoundError:
-            pass
-    return ", ".join(found)
-
-
-def _in_chain(exc: BaseException | None, wanted: type) -> BaseException | None:
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, wanted):
-            return exc
-        exc = getattr(exc, "cause", None) or exc.__cause__ or exc.__context__
-    return None
-
-
 def first_difference(recorded: dict[str, list[str]], now: dict[str, list[str]]) -> str | None:
     """The first query (in the recording's order, then the new ones) whose ranking differs, said
     with the first rank that differs; None when every ranking is the recorded one."""
@@ -179,76 +143,59 @@ def _listed(ids: list[str]) -> str:
 
 def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySettings, selector: str,
                  run: Callable[[bool], Any]) -> tuple[Any, list[str]]:
-    """``run(emulated)`` (which returns the retriever's ``Rankings``) recorded or replayed; with
-    notes worth a warning. RecordingError when the recording is missing, stale or cannot be made;
-    what ``run`` raises (a RetrieverTargetError) otherwise."""
-    from vcr.errors import CannotOverwriteExistingCassetteException
-
+    """``run(emulated)`` (which returns the retriever's ``Rankings``) recorded or replayed
+    (``recording/play.py``); with notes worth a warning. RecordingError when the recording is
+    missing, stale or cannot be made; what ``run`` raises (a RetrieverTargetError) otherwise."""
     from rag_core.evals.atomic import write_checked
-    from rag_core.evals.credentials import CredentialError
-    from rag_core.evals.emulator.provider import ScriptedProvider
     from rag_core.evals.common.errors import HarnessError
-    from rag_core.evals.recording.network import blocked_message, network_blocked
-    from rag_core.evals.recording.provider_env import provider_environment
+    from rag_core.evals.credentials import CredentialError
+    from rag_core.evals.recording.fix_commands import RetrieverCommands
+    from rag_core.evals.common.modes import records
+    from rag_core.evals.recording.play import PlayOptions, play
     from rag_core.evals.recording.recorder import CaseRecorder
 
     where = f"suite {suite}, retriever {retriever}"
     files = RecordingFiles.of(settings, suite, retriever)
+    commands = RetrieverCommands(selector)
     recorded = read_rankings(files.rankings) if files.rankings.exists() else None
     if recorded is not None and (recorded.suite, recorded.retriever) != (suite, retriever):
         raise RecordingError(f"{where}: {shown(files.rankings)} holds the rankings of suite {recorded.suite}, "
-                             f"retriever {recorded.retriever}; record this one: "
-                             f"{_record_hint(selector, None, again=True)}")
-    mode = settings.record_mode
-    recording = mode in ("new_episodes", "all", "rewrite") or (mode == "once" and recorded is None)
-    if not recording and recorded is None:
-        raise RecordingError(f"{where}: not recorded yet (no {shown(files.rankings)}); its provider traffic and "
-                             f"rankings are recorded once, then replayed. Record it: "
-                             f"{_record_hint(selector, None, again=False)}")
-    if not recording and not files.cassette.exists():  # kept even when empty: it says what it was recorded with
-        raise RecordingError(f"{where}: its rankings are recorded, but its cassette {shown(files.cassette)} is "
-                             f"missing. Record it again: {_record_hint(selector, None, again=True)}")
-    emulator = ScriptedProvider([], seed=f"{suite}/{retriever}") if recording and settings.emulator else None
-    live_recording = recording and emulator is None
-    emulated = emulator is not None or (not recording and recorded is not None and recorded.emulated)
+                             f"retriever {recorded.retriever}; record this one: {commands.rerecord(False)}")
+    recording = records(settings.record_mode, recorded is not None)
     if recording:
         files.cassette.parent.mkdir(parents=True, exist_ok=True)
-    recorder = CaseRecorder(files.cassette, mode if recording else "none")
-    guard = network_blocked(f"retrieval {suite}/{retriever}") if settings.block_network or not live_recording \
-        else nullcontext([])
+    # a recording is made whole: under once, a cassette without its rankings is recorded again
+    mode = ("rewrite" if settings.record_mode == "once" else settings.record_mode) if recording else "none"
+    recorder = CaseRecorder(files.cassette, mode)
+    options = PlayOptions(settings.record_mode, settings.emulator, settings.block_network)
     error: BaseException | None = None
     ranked = None
     try:
-        with guard as blocked, provider_environment():
-            with recorder.use(sdk_versions(), emulator) as replay:
+        with play(where, recorder, options, commands, guard_name=f"retrieval {suite}/{retriever}",
+                  emulated=not recording and recorded is not None and recorded.emulated, needs=[files.rankings],
+                  seed=f"{suite}/{retriever}") as take:
+            # answered by the emulator now, or replayed from a recording it answered
+            emulated = take.emulator is not None or (not recording and recorded is not None and recorded.emulated)
+            with take.cassette():
                 try:
                     ranked = run(emulated)
                 except Exception as exc:  # noqa: BLE001 (judged below, once vcrpy has let go)
                     error = exc
-            attempts = list(blocked)
-    except HarnessError as exc:  # the cassette could not be read or written
-        raise RecordingError(f"{where}: {exc}") from None
+    except HarnessError as exc:  # the recording is missing, or its cassette could not be read or written
+        raise RecordingError(str(exc)) from None
     try:
-        if attempts:
-            raise RecordingError(f"{where}: {blocked_message(attempts)}"
-                                 + ("; nothing was recorded" if recording else ""))
-        missing = _in_chain(error, CannotOverwriteExistingCassetteException)
-        if missing is not None:
-            request = getattr(missing, "failed_request", None)
-            what = f"{request.method} {request.path}" if request is not None else "a request"
-            raise RecordingError(
-                f"{where}: sent {what} (request #{len(replay.pairs) + 1}), which {shown(files.cassette)} does not "
-                f"hold: it makes more or other provider calls than when it was recorded. Record it again: "
-                f"{_record_hint(selector, emulated, again=True)}")
+        if take.blocked:
+            raise RecordingError(f"{where}: {take.refusal(None)}" + ("; nothing was recorded" if recording else ""))
+        unrecorded = take.unrecorded(error)
+        if unrecorded is not None:
+            raise RecordingError(str(unrecorded))
         if error is not None:
             raise error
         assert ranked is not None
         if recording:
-            failed = [f"{method} {path} answered HTTP {status}" for method, path, status in replay.recorded
-                      if status >= 400]
-            if failed:
-                raise RecordingError(f"{where}: recording failed, nothing was written: the provider answered with "
-                                     f"an error status ({'; '.join(failed[:3])})")
+            refused = take.refusal(None)
+            if refused:
+                raise RecordingError(f"{where}: recording failed, nothing was written: {refused}")
             staged = files.rankings.with_name(f".{files.rankings.name}.staged")
             try:
                 write_checked(staged, RecordedRankings(suite, retriever, depth, emulated, ranked.by_query).data(),
@@ -267,14 +214,14 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
         if recorded.depth != depth:
             stale += f" (recorded at depth {recorded.depth}; the suite's depth is {depth} now)"
         raise RecordingError(f"{where}: stale recording: {stale} ({shown(files.rankings)}). If the change is "
-                             f"intended, record it again: {_record_hint(selector, emulated, again=True)}")
-    notes = _changed_requests(where, replay, files, selector, emulated)
+                             f"intended, record it again: {commands.rerecord(emulated)}")
+    notes = _changed_requests(where, take.replay, files, commands, emulated)
     if notes and settings.strict:
         raise RecordingError(notes[0])
     return ranked, notes
 
 
-def _changed_requests(where: str, replay: Any, files: RecordingFiles, selector: str, emulated: bool) -> list[str]:
+def _changed_requests(where: str, replay: Any, files: RecordingFiles, commands: Any, emulated: bool) -> list[str]:
     """A replay whose requests differ from the recorded ones (or leave some unused) ranked from
     answers to other questions: worth saying even when its rankings came out the same."""
     changed = [number for number, pair in enumerate(replay.pairs, start=1) if pair.sent != pair.recorded]
@@ -288,7 +235,7 @@ def _changed_requests(where: str, replay: Any, files: RecordingFiles, selector: 
     if not problems:
         return []
     return [f"{where}: stale cassette {shown(files.cassette)}: {'; '.join(problems)}. Record it again: "
-            f"{_record_hint(selector, emulated, again=True)}"]
+            f"{commands.rerecord(emulated)}"]
 
 
 def run_live(suite: str, retriever: str, settings: ReplaySettings, run: Callable[[bool], Any]) -> Any:

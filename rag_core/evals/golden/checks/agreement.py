@@ -13,12 +13,12 @@ AGREEING_FIELDS = ("system_prompt", "user_messages", "tools", "tool_calls")
 
 
 def agent_and_wire(run: CaseRun) -> list[Failure]:
-    if not run.is_agent or run.played is None:
+    if not run.is_agent:
         return []  # a target has no account of its own: its golden is read from the wire
     own = dict(run.observed, tools=[neutral_tool(t) for t in run.observed["tools"]])
     seen = normalize(run.wire, list(run.case.rules))
     differing = [name for name in AGREEING_FIELDS if own[name] != seen[name]]
-    cassette = shown(run.played.recorder.path) if differing else ""  # named in a failure only
+    cassette = shown(run.subject.cassette) if differing else ""  # named in a failure only
     return [Failure("agreement", "cassette", cassette, name,
                     f"{cassette}: the agent's {name} differs from what its traffic shows:",
                     golden=own[name], observed=seen[name], label=f"{name} (agent, expected) vs wire")

@@ -1,22 +1,17 @@
-"""How the run went, before what it produced: a subject that reached for the network or made no
-provider call pinned nothing; a recording it did not use up means it makes fewer calls now; a
-request it sends differently from the recording makes the cassette stale."""
+"""How the run went, before what it produced: a subject that raised, reached for the network or
+made no provider call pinned nothing; a recording it did not use up means it makes fewer calls
+now; a request it sends differently from the recording makes the cassette stale."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from rag_core.evals.recording import fix_commands
-from rag_core.evals.golden.case import GoldenCase
-from rag_core.evals.golden.case_run import CaseRun
 from rag_core.evals.common.failure import Failure
-from rag_core.evals.golden.observe import normalize
 from rag_core.evals.common.paths import shown
 from rag_core.evals.common.raised import described, origin
+from rag_core.evals.golden.case import GoldenCase
+from rag_core.evals.golden.case_run import CaseRun, SubjectRun
+from rag_core.evals.golden.observe import normalize
+from rag_core.evals.recording import fix_commands
 from rag_core.evals.recording.network import blocked_message
-
-if TYPE_CHECKING:
-    from rag_core.evals.golden.runner import Played
 
 
 def no_calls_message(case: GoldenCase, subject: str) -> str | None:
@@ -35,13 +30,13 @@ def raised(run: CaseRun) -> list[Failure]:
     if run.case.expect.error is not None:
         return []
     failures = []
-    for played, subject in _subjects(run):
-        if played.error is not None:
-            failures.append(_raised(run, subject or "the agent", played.error, played.subject.defined_at()))
-        if played.judge_error is not None:
-            index = len(played.judgements)
+    for subject in run.subjects():
+        if subject.error is not None:
+            failures.append(_raised(run, subject.who, subject.error, subject.defined_at))
+        if subject.judge_error is not None:
+            index = len(subject.judgements)
             metric = (run.case.expect.judge or [])[index].metric
-            failures.append(_raised(run, f"the judge of expect.judge[{index}] ({metric})", played.judge_error, None))
+            failures.append(_raised(run, f"the judge of expect.judge[{index}] ({metric})", subject.judge_error, None))
     return failures
 
 
@@ -56,80 +51,53 @@ def _raised(run: CaseRun, who: str, error: BaseException, defined: str | None) -
     return Failure("raised", "case", shown(run.case.source), "error", f"{who} raised {described(error)}{place}")
 
 
-def _subjects(run: CaseRun) -> list[tuple[Played, str]]:
-    subjects = [(run.played, run.case.target or "the agent")] if run.played is not None else []
-    if run.other is not None:
-        subjects.append((run.other, run.case.compare_with or ""))
-    return subjects
-
-
 def network(run: CaseRun) -> list[Failure]:
-    if run.recording:
-        return []  # a recording that reached for the network is refused before it is checked
-    return [Failure("network", "cassette", shown(played.recorder.path), "network",
-                    f"{run.case.id}: {subject}: " + blocked_message(played.blocked))
-            for played, subject in _subjects(run) if played.blocked]
+    return [Failure("network", "cassette", shown(subject.cassette), "network",
+                    f"{run.case.id}: {subject.who}: " + blocked_message(list(subject.blocked)))
+            for subject in run.subjects() if subject.blocked]
 
 
 def no_calls(run: CaseRun) -> list[Failure]:
-    if run.recording:
-        return []
     failures = []
-    for played, subject in _subjects(run):
-        problem = no_calls_message(run.case, subject or "the agent") if played.judge_start == 0 else None
+    for subject in run.subjects():
+        problem = no_calls_message(run.case, subject.who) if not subject.made_calls else None
         if problem:
             failures.append(Failure("no_calls", "case", shown(run.case.source), "expect.usage.max_rounds", problem))
     return failures
 
 
 def unused(run: CaseRun) -> list[Failure]:
-    if run.recording:
-        return []
-    return [Failure("unused", "cassette", shown(played.recorder.path), "interactions",
-                    f"{shown(played.recorder.path)}: {played.replay.unused} recorded interaction(s) were not used: "
+    return [Failure("unused", "cassette", shown(subject.cassette), "interactions",
+                    f"{shown(subject.cassette)}: {subject.unused} recorded interaction(s) were not used: "
                     f"the run made fewer provider calls than when it was recorded. Record it again: "
-                    f"{fix_commands.rerecord(run.selector, _emulated(run, played))}")
-            for played, _ in _subjects(run) if played.replay.unused]
+                    f"{fix_commands.rerecord(run.selector, subject.emulated)}")
+            for subject in run.subjects() if subject.unused]
 
 
-def _emulated(run: CaseRun, played: Played) -> bool:
-    """Whether the cassette was (or is to be) recorded against the emulator."""
-    from rag_core.evals.recording.recorder import EMULATOR_TARGET
-
-    return bool(run.case.emulate) or played.replay.recorded_with.get("target") == EMULATOR_TARGET
-
-
-def stale(run: CaseRun, script_digest: str | None) -> list[Failure]:
+def stale(run: CaseRun) -> list[Failure]:
     """A report for every replayed request whose body differs from the recorded one, and for an
-    emulated case whose ``emulate:`` script changed since it was recorded (``script_digest`` is
-    the case's script now)."""
-    if run.recording:
-        return []
-    return [report for played, _ in _subjects(run) for report in _stale(played, run, script_digest)]
+    emulated case whose ``emulate:`` script changed since it was recorded."""
+    return [report for subject in run.subjects() for report in _stale(subject, run)]
 
 
-def _stale(played: Played, run: CaseRun, script_digest: str | None) -> list[Failure]:
-    from rag_core.evals.recording.recorder import EMULATOR_TARGET
-
-    replay, path, case = played.replay, played.recorder.path, run.case
-    emulated = replay.recorded_with.get("target") == EMULATOR_TARGET
+def _stale(subject: SubjectRun, run: CaseRun) -> list[Failure]:
+    path, case = subject.cassette, run.case
+    emulated = subject.recorded_script is not None or subject.emulated
     fix = f"record it again: {fix_commands.rerecord(run.selector, emulated)}{fix_commands.live_note(emulated)}"
     reports = []
-    recorded_script = replay.recorded_with.get("script")
-    if emulated and recorded_script is not None and recorded_script != script_digest:
+    if subject.recorded_script is not None and subject.recorded_script != run.script_digest:
         reports.append(Failure("stale", "cassette", shown(path), "recorded_with.script",
                                f"stale cassette {shown(path)}: the case's emulate: script changed since it was "
                                "recorded", fix=fix))
     # the case's normalize rules on requests hold for the cassette too: a value the golden
     # declares volatile does not make the cassette stale
     rules = [r for r in case.rules if r.path.startswith("requests[*]")]
-    now = normalize({"requests": [pair.sent for pair in replay.pairs]}, rules)["requests"]
-    then = normalize({"requests": [pair.recorded for pair in replay.pairs]}, rules)["requests"]
-    for index, (pair, sent, recorded) in enumerate(zip(replay.pairs, now, then)):
+    now = normalize({"requests": [pair.sent for pair in subject.pairs]}, rules)["requests"]
+    then = normalize({"requests": [pair.recorded for pair in subject.pairs]}, rules)["requests"]
+    for index, (pair, sent, recorded) in enumerate(zip(subject.pairs, now, then)):
         if sent != recorded:
             reports.append(Failure(
                 "stale", "cassette", shown(path), f"request[{index}]",
                 f"stale cassette {shown(path)} (request #{index + 1}, {pair.path}, differs from what the agent now "
                 "sends)", golden=recorded, observed=sent, label=f"{path.name}:request[{index}]", fix=fix))
     return reports
-
