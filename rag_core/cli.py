@@ -6,6 +6,7 @@
     rag-core report [RUN] [--compare BASE] [-o FILE]     a run record as one self-contained HTML page
     rag-core view [RUN] [--compare BASE]                 the same page, served on 127.0.0.1 to a browser
     rag-core merge SHARD... [--summary FILE]             the run records of a run's CI shards as one record
+    rag-core offline [--allow-port PORT] -- COMMAND      COMMAND with loopback as its only network (Linux)
     rag-core --version
 
 Bad input ends with one line on stderr naming the thing and the cause, and exit status 2.
@@ -117,10 +118,24 @@ def _record_cache(args: argparse.Namespace) -> int:
 
 
 def _offline(args: argparse.Namespace) -> int:
-    from rag_core.evals.offline import run_offline
+    from rag_core.evals.offline import OfflineOptions, run_offline
 
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
-    return run_offline(command)
+    options = OfflineOptions(allow_ports=tuple(dict.fromkeys(args.allow_port)), keep_fds=tuple(args.keep_fd),
+                             no_unix_sockets=args.no_unix_sockets)
+    return run_offline(command, options)
+
+
+def _allowed_port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (1-65535)")
+    return int(text)
+
+
+def _descriptor(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a file descriptor number")
+    return int(text)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -275,9 +290,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     offline = commands.add_parser(
         "offline", help="run a command with loopback as its only network (Linux)",
-        description="Run COMMAND in a network namespace of its own whose only interface is loopback, e.g. "
-                    "rag-core offline -- pytest evals/. Child processes and C-level sockets (gRPC) cannot reach the "
-                    "network either; services on 127.0.0.1 keep working. Needs Linux user namespaces.")
+        description="Run COMMAND in a network namespace of its own whose only interface is a loopback of its own, "
+                    "e.g. rag-core offline -- pytest evals/. Child processes and C-level sockets (gRPC) cannot reach "
+                    "the network either. Services COMMAND starts on 127.0.0.1 work; the machine's own 127.0.0.1 "
+                    "services only through --allow-port. Descriptors COMMAND inherits are closed but 0, 1, 2 and "
+                    "--keep-fd; unix sockets bound to a path stay reachable unless --no-unix-sockets. "
+                    "Needs Linux user namespaces; the exit status is COMMAND's.")
+    offline.add_argument("--allow-port", type=_allowed_port, action="append", default=[], metavar="PORT",
+                         help="let COMMAND reach the machine's 127.0.0.1:PORT at the same address (a PostgreSQL, a "
+                              "Chroma server started outside); repeatable")
+    offline.add_argument("--keep-fd", type=_descriptor, action="append", default=[], metavar="FD",
+                         help="pass inherited file descriptor FD on to COMMAND (others but 0, 1, 2 are closed); "
+                              "repeatable")
+    offline.add_argument("--no-unix-sockets", action="store_true",
+                         help="refuse COMMAND unix sockets (socket(AF_UNIX), datagram socketpairs, io_uring; stream "
+                              "socketpairs still work), so no socket file (a relay, docker.sock) leads outside")
     offline.add_argument("command_line", nargs=argparse.REMAINDER, metavar="COMMAND",
                          help="the command and its arguments (after --)")
     offline.set_defaults(run=_offline)

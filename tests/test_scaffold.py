@@ -259,6 +259,82 @@ def test_without_install_the_workflow_stops_at_its_placeholder(tmp_path, capsys)
         in stopped.stdout and "arg:" not in stopped.stdout
 
 
+def replay_step(project: Path) -> str:
+    _, steps = workflow_steps(project)
+    return next(step["run"] for step in steps if step.get("name") == "Replay the golden cases")
+
+
+def stand_in_python(tmp_path: Path, offline_exit: int, pytest_exit: int) -> dict[str, str]:
+    """A PATH whose python prints its arguments: ``-m rag_core offline -- true`` (the probe) exits
+    ``offline_exit`` with the refusal rag-core prints, pytest exits ``pytest_exit``."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "python").write_text(
+        '#!/bin/sh\n'
+        'if [ "$*" = "-m rag_core offline -- true" ]; then\n'
+        '  [ ' + str(offline_exit) + ' = 0 ] || echo "rag-core offline: error: the kernel refused a user and network '
+        'namespace (EPERM: Operation not permitted); true was not run" >&2\n'
+        '  exit ' + str(offline_exit) + '\nfi\n'
+        'echo "ran: $*"\nexit ' + str(pytest_exit) + '\n')
+    (bin_dir / "python").chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+def test_the_workflow_replays_under_rag_core_offline_where_the_runner_allows_it(tmp_path, capsys):
+    """The replay step, run by bash in a project whose example was recorded: pytest runs in a
+    network namespace of its own (a child process or a C-level socket finds no network)."""
+    project = tmp_path / "project"
+    assert init(capsys, str(project), "--install", SPEC)[0] == 0
+    workflow, steps = workflow_steps(project)
+    names = [step.get("name") for step in steps]
+    lift = steps[names.index("Replay the golden cases") - 1]
+    assert lift == {"if": "runner.os == 'Linux' && runner.environment == 'github-hosted'",
+                    "run": "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 || true"}
+    probe = subprocess.run([sys.executable, "-m", "rag_core", "offline", "--", "true"], capture_output=True, text=True,
+                           env=environment())
+    if probe.returncode != 0:
+        pytest.skip(f"this kernel gives no network namespace: {probe.stderr.strip()}")
+    record = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "evals/", "--record-mode=once",
+                             "--emulator"], cwd=project, capture_output=True, text=True, timeout=300, env=environment())
+    assert record.returncode == 0, record.stdout[-2000:] + record.stderr[-2000:]
+    # the project's own conftest notes which network namespace its pytest ran in
+    (project / "evals" / "conftest.py").write_text(
+        "import os\nopen('netns.txt', 'w').write(os.readlink('/proc/self/ns/net'))\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = {**environment(), **workflow["env"], "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    replay = subprocess.run(["bash", "-e", "-c", replay_step(project)], cwd=project, capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert replay.returncode == 0, replay.stdout[-2000:] + replay.stderr[-2000:]
+    assert "::notice::" not in replay.stdout and "passed" in replay.stdout
+    assert (project / "netns.txt").read_text() != os.readlink("/proc/self/ns/net")
+    assert (project / "golden-report.md").is_file()
+
+
+@pytest.mark.parametrize("pytest_exit", [0, 1])
+def test_where_the_namespace_is_refused_the_workflow_replays_plainly_with_a_notice(pytest_exit, tmp_path, capsys):
+    assert init(capsys, str(tmp_path / "project"), "--install", SPEC)[0] == 0
+    replay = subprocess.run(["bash", "-e", "-c", replay_step(tmp_path / "project")], capture_output=True, text=True,
+                            timeout=60, env=stand_in_python(tmp_path, offline_exit=2, pytest_exit=pytest_exit))
+    assert replay.returncode == pytest_exit, "the replay's own status is the step's"
+    assert replay.stdout.splitlines() == [
+        "::notice::replaying without rag-core offline, so a child process or a C-level socket could reach the network: "
+        "rag-core offline: error: the kernel refused a user and network namespace (EPERM: Operation not permitted); "
+        "true was not run",
+        "ran: -m pytest evals/ --golden-report=golden-report.md"]
+
+
+@pytest.mark.parametrize("pytest_exit", [0, 1])
+def test_where_the_namespace_is_given_the_replay_runs_inside_it(pytest_exit, tmp_path, capsys):
+    assert init(capsys, str(tmp_path / "project"), "--install", SPEC)[0] == 0
+    replay = subprocess.run(["bash", "-e", "-c", replay_step(tmp_path / "project")], capture_output=True, text=True,
+                            timeout=60, env=stand_in_python(tmp_path, offline_exit=0, pytest_exit=pytest_exit))
+    assert replay.returncode == pytest_exit
+    assert replay.stdout.splitlines() == ["ran: -m rag_core offline -- python -m pytest evals/ "
+                                          "--golden-report=golden-report.md"]
+
+
 @pytest.mark.parametrize("spec", ["", "a\nb", "rag-core @ git+https://github.com/<owner>/rag-core.git"])
 def test_a_bad_install_value_is_one_line_and_writes_nothing(spec, tmp_path, capsys):
     code, _, err = init(capsys, str(tmp_path), "--install", spec)
