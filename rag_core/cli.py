@@ -118,7 +118,7 @@ def _record_cache(args: argparse.Namespace) -> int:
 
 
 def _offline(args: argparse.Namespace) -> int:
-    from rag_core.evals.offline import OfflineOptions, run_offline
+    from rag_core.evals.offline.namespace import OfflineOptions, run_offline
 
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
     options = OfflineOptions(allow_ports=tuple(dict.fromkeys(args.allow_port)), keep_fds=tuple(args.keep_fd),

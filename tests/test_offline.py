@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.evals import offline, offline_unix_filter
+from rag_core.evals.offline import namespace as offline, unix_filter as offline_unix_filter
 
 # a connection made in C (libc's connect through ctypes), never through Python's socket module,
 # from a grandchild process: the two ways past the in-process guard

@@ -7,12 +7,12 @@ that must prove replay reaches nothing, this runs the whole command in a network
 its own, where the only interface is a loopback of its own: those connections fail with
 "network is unreachable" like any other. A service the command starts itself on 127.0.0.1
 works inside; one already listening on the machine's 127.0.0.1 is reached only through the
-ports named with ``--allow-port`` (``offline_relay``).
+ports named with ``--allow-port`` (``relay.py``).
 
 What the namespace does not cover is closed or said here: descriptors the command inherited
 (a socket connected outside before it started) are closed at exec but for 0, 1, 2 and those
 named with ``--keep-fd``; unix sockets bound to a path are files, not network, and stay
-reachable unless ``--no-unix-sockets`` (``offline_unix_filter``) refuses them.
+reachable unless ``--no-unix-sockets`` (``unix_filter.py``) refuses them.
 
 Linux only, and unprivileged: a user namespace (mapping the caller's user and group onto
 themselves) makes the network namespace creatable without root, as ``unshare -rn`` does.
@@ -32,9 +32,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_core.evals.offline_relay import LOOPBACK, RelayError, start_relay
-from rag_core.evals.offline_unix_filter import FilterError
-from rag_core.evals.offline_unix_filter import install as refuse_unix_sockets
+from rag_core.evals.offline.relay import LOOPBACK, RelayError, start_relay
+from rag_core.evals.offline.unix_filter import FilterError
+from rag_core.evals.offline.unix_filter import install as refuse_unix_sockets
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
