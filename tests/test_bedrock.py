@@ -29,6 +29,7 @@ from rag_core.evals.recording.network import network_blocked  # noqa: E402
 from rag_core.evals.recording.provider_env import DUMMY_KEY, DUMMY_REGION, planned, provider_environment  # noqa: E402
 from rag_core.evals.recording.recorder import CaseRecorder  # noqa: E402
 from rag_core.evals.wire.sdk_types import validate_bedrock_body, validate_request  # noqa: E402
+from rag_core.evals.wire import readers  # noqa: E402
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 TOOL_CONFIG = {"tools": [{"toolSpec": {"name": "lookup_recipe", "description": "Look up how a Thai dish is made.",
@@ -278,6 +279,31 @@ def test_a_recorded_converse_stream_replays_the_same_events(tmp_path, monkeypatc
         recorder.commit()
     assert seen[0] == seen[1] and seen[0][-2] == {"messageStop": {"stopReason": "tool_use"}}
     assert "base64:" in cassette.read_text()
+
+
+@pytest.mark.parametrize("headers", ["kept", "stripped"])
+def test_a_recorded_converse_stream_is_read_for_its_tool_calls_and_usage(tmp_path, headers):
+    """The harness reads the event stream by its API (the path), as botocore does: a cassette
+    whose response headers were stripped, as other projects store recordings, reads the same."""
+    cassette = tmp_path / "stream.yaml"
+    recorder = CaseRecorder(cassette, "once")
+    with recorder.use("test", emulator=ScriptedProvider([{"text": "Looking it up.", **TOOL_TURN}], seed="bedrock")):
+        _client().converse_stream(modelId=MODEL_ID, messages=[QUESTION], toolConfig=TOOL_CONFIG)
+    recorder.commit()
+    if headers == "stripped":
+        data = yaml.safe_load(cassette.read_text())
+        data["interactions"][0]["response"]["headers"] = {}
+        cassette.write_text(yaml.safe_dump(data, sort_keys=False))
+    recorder = CaseRecorder(cassette, "none")
+    with recorder.use("test") as replay:
+        events = list(_client().converse_stream(modelId=MODEL_ID, messages=[QUESTION],
+                                                toolConfig=TOOL_CONFIG)["stream"])
+    seen = readers.observe(replay.exchanges, [0])
+    assert seen["tool_calls"] == {"calls": [{"name": "lookup_recipe", "arguments": {"dish": "pad thai"}}]}
+    assert seen["final_text"] == "Looking it up."
+    metadata = events[-1]["metadata"]["usage"]
+    assert seen["usage"] == {"input_tokens": metadata["inputTokens"], "output_tokens": metadata["outputTokens"],
+                             "total_tokens": metadata["totalTokens"]}
 
 
 def test_presigned_url_credentials_are_scrubbed():

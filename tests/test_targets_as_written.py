@@ -549,7 +549,7 @@ def test_an_edited_tool_description_fails_every_framework_case_that_sends_it(tmp
     assert not passed, out[-3000:]
     expected = {"fw_agents_sdk_sync", "fw_agents_sdk_streamed", "fw_agents_sdk_async", "fw_langchain_invoke",
                 "fw_langchain_stream", "fw_langchain_ainvoke", "fw_litellm", "fw_haystack", "fw_smolagents",
-                "fw_dspy", "anthropic_sdk", "anthropic_sdk_stream", "bedrock_converse"}
+                "fw_dspy", "anthropic_sdk", "anthropic_sdk_stream", "bedrock_converse", "bedrock_converse_stream"}
     assert failed == expected, (sorted(failed ^ expected), out[-3000:])
     assert out.count(new) >= len(failed) and old in out
 

@@ -167,7 +167,7 @@ def test_every_golden_case_reads_the_same_from_the_wire(case, monkeypatch):
     assert seen["system_prompt"] == golden.system_prompt
     assert seen["user_messages"] == golden.user_messages
     assert seen["tools"] == [readers.neutral_tool(t) for t in golden.tools]
-    assert seen["tool_calls"]["calls"] == [c.model_dump() for c in golden.tool_calls.calls]
+    assert seen["tool_calls"]["calls"] == [c.as_read() for c in golden.tool_calls.calls]
 
 
 def test_an_adapter_sending_what_the_agent_does_not_know_fails_the_case(tmp_path, monkeypatch):
@@ -704,7 +704,34 @@ def test_bedrock_converse_is_read_from_bodies_botocore_builds():
     assert seen["final_text"] == "Soak the noodles, then fry."
     assert seen["usage"] == {"input_tokens": 4004 + 4030, "output_tokens": 28, "total_tokens": 4024 + 4038}
     assert readers.prompt_prefix(second) == {"system": system, "tools": tools["tools"]}
-    # ConverseStream's request reads the same; its answer (AWS's binary event stream) is not read
-    stream = readers.observe([readers.Exchange("POST", path + "-stream", first, 200, "\x00\x00\x01binary")], [0])
+    # ConverseStream's request reads the same, and its answer is read from AWS's binary event stream
+    from rag_core.evals.emulator import bedrock
+    from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
+
+    turn = ScriptedTurn(text="Let me look.", tool_calls=[{"name": "lookup_recipe", "arguments": {"dish": "pad thai"}}])
+    _, _, frames, _ = bedrock.answer(turn, path + "-stream", first, DeterministicIds("wire"))
+    stream = readers.observe([readers.Exchange("POST", path + "-stream", first, 200, frames)], [0])
     assert stream["apis"] == ["bedrock-converse-stream"] and stream["tools"] == seen["tools"]
-    assert stream["final_text"] is None and stream["usage"] == {}
+    assert stream["tool_calls"] == seen["tool_calls"] and stream["final_text"] == "Let me look."
+    usage = stream["usage"]
+    assert usage["input_tokens"] > 0 and usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+
+
+def test_bedrock_server_tool_use_is_kept_in_the_tool_calls():
+    """A tool Bedrock runs itself (Nova's code interpreter: a ``toolUse`` of type
+    ``server_tool_use``, answered by a ``toolResult`` in the same message) is a tool call of the
+    golden, marked with that type and carrying its result; the client tool after it is a plain call."""
+    output = [{"json": {"stdOut": "7006652", "stdErr": "", "exitCode": 0, "isError": False}}]
+    response = {"output": {"message": {"role": "assistant", "content": [
+        {"toolUse": {"toolUseId": "t1", "name": "nova_code_interpreter", "type": "server_tool_use",
+                     "input": {"snippet": "1234 * 5678"}}},
+        {"toolResult": {"toolUseId": "t1", "type": "nova_code_interpreter_result", "status": "success",
+                        "content": output}},
+        {"toolUse": {"toolUseId": "t2", "name": "final_result", "type": "tool_use", "input": {"result": 7006652.0}}}]}},
+        "stopReason": "tool_use", "usage": {"inputTokens": 1002, "outputTokens": 59, "totalTokens": 1061}}
+    read = readers.answer(readers.Exchange("POST", "/model/us.amazon.nova-2-lite-v1%3A0/converse", {"messages": []}, 200,
+                                     response))
+    assert read.tool_calls == [
+        {"name": "nova_code_interpreter", "arguments": {"snippet": "1234 * 5678"}, "type": "server_tool_use",
+         "result": {"type": "nova_code_interpreter_result", "status": "success", "content": output}},
+        {"name": "final_result", "arguments": {"result": 7006652.0}}]

@@ -126,11 +126,15 @@ def _header(name: str, value: str) -> bytes:
     return struct.pack(">B", len(raw_name)) + raw_name + struct.pack(">BH", _STRING_HEADER, len(raw_value)) + raw_value
 
 
+def event_stream_message(headers: dict[str, str], payload: bytes) -> bytes:
+    """One event-stream message: string-valued ``headers`` (in order) and ``payload``."""
+    encoded = b"".join(_header(name, value) for name, value in headers.items())
+    prelude = struct.pack(">II", 12 + len(encoded) + len(payload) + 4, len(encoded))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + encoded + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
 def _frame(event_type: str, event: dict[str, Any]) -> bytes:
     """One event-stream message carrying ``event`` as its JSON payload."""
-    headers = (_header(":event-type", event_type) + _header(":content-type", "application/json")
-               + _header(":message-type", "event"))
-    payload = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
-    prelude = struct.pack(">II", 12 + len(headers) + len(payload) + 4, len(headers))
-    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
-    return message + struct.pack(">I", zlib.crc32(message))
+    headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
+    return event_stream_message(headers, json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode())

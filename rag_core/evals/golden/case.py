@@ -104,6 +104,16 @@ class ExpectedCall(_Strict):
     arguments: dict[str, Any] = Field(
         default_factory=dict, description="in a case file: the arguments the call must have (others may be there "
                                           "too; nested mappings likewise); in a golden: all of them")
+    type: str | None = Field(None, description="server_tool_use for a tool the provider ran itself (Bedrock's code "
+                                               "interpreter, say); absent for the tools the program runs")
+    result: dict[str, Any] | None = Field(None, description="a server tool's result, as the provider returned it in "
+                                                            "the same answer")
+
+    def as_read(self) -> dict[str, Any]:
+        """The call in the shape the wire reader gives calls (``type`` and ``result`` only when set)."""
+        call: dict[str, Any] = {"name": self.name, "arguments": self.arguments}
+        call.update({key: value for key, value in (("type", self.type), ("result", self.result)) if value is not None})
+        return call
 
 
 class ToolCallsExpect(_Strict):

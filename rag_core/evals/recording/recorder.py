@@ -38,12 +38,13 @@ from rag_core.evals.common.errors import CassetteFileError, HarnessError, Secret
 from rag_core.evals.common.modes import RECORD_MODES, records
 from rag_core.evals.recording.network import is_loopback
 from rag_core.evals.recording.provider_env import KEY_VARIABLES
-from rag_core.evals.wire.readers import Exchange
+from rag_core.evals.wire.readers import BINARY_STREAM_APIS, Exchange
 from rag_core.evals.emulator.conditions import REFUSED_HEADER, Conditions
 from rag_core.evals.emulator.provider import Reply, ScriptedProvider
 from rag_core.evals.recording.throttling import RETRYABLE, Pushback, retried_away, retry_after
 from rag_core.evals.common.paths import shown
 from rag_core.evals.common.value_sizes import LargeValue, large_values
+from rag_core.providers import api_of
 
 
 # what a client reads from a response beyond its body: botocore reads an error's type from
@@ -65,12 +66,15 @@ def _json(body: Any) -> Any:
 
 
 def _exchange(request: Any, response: dict[str, Any]) -> Exchange:
-    body = response.get("body", {}).get("string")
+    body, status = response.get("body", {}).get("string"), int(response["status"]["code"])
+    if status < 400 and api_of(request.method, request.path) in BINARY_STREAM_APIS:
+        # by its API, as the SDK reads it: recordings made elsewhere keep no content type
+        raw = body if isinstance(body, bytes) else (body or "").encode("utf-8")
+        return Exchange(request.method, request.path, _json(request.body), status, raw)
     stream = "event-stream" in cassette_format.content_type(response.get("headers", {}))
     if stream and isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
-    return Exchange(request.method, request.path, _json(request.body), int(response["status"]["code"]),
-                    body if stream else _json(body))
+    return Exchange(request.method, request.path, _json(request.body), status, body if stream else _json(body))
 
 
 def _vcr_response(reply: Reply) -> dict[str, Any]:

@@ -20,9 +20,10 @@ bedrock-converse         ``POST …/model/<modelId>/converse``
 bedrock-converse-stream  ``POST …/model/<modelId>/converse-stream``
 =======================  ==================================================
 
-Streams (server-sent events) are assembled into the message they deliver. A field the wire
-does not carry is absent, never guessed. Bedrock's ConverseStream answers in AWS's binary
-event-stream encoding, not in server-sent events: its request is read, its answer is not.
+Streams are assembled into the message they deliver: server-sent events, and Bedrock's
+ConverseStream, which answers in AWS's binary event-stream encoding. That one is read by its API
+(the path), as botocore reads it, whether or not the recording kept its content type. A field the
+wire does not carry is absent, never guessed.
 
 Token usage is read the same way for every API: ``input_tokens`` counts every token the model
 was given (cached or not, tool-use prompts included), ``output_tokens`` every token it produced
@@ -32,14 +33,21 @@ their sum where it reports none.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, NamedTuple
 
+from rag_core._optional import require
 from rag_core.providers import CHAT_APIS, api_of
 
 _SYSTEM_ROLES = ("system", "developer")
+# APIs whose successful answer is binary, kept as the bytes recorded: named by the path, since
+# the content type is not always recorded
+BINARY_STREAM_APIS = ("bedrock-converse-stream",)
+# the ``toolUse`` type of a tool Bedrock runs itself; a tool call marked with it ran at the provider
+SERVER_TOOL_USE = "server_tool_use"
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,7 @@ class Exchange:
     path: str
     request: Any
     status: int
-    response: Any  # parsed JSON, or the raw text of a stream
+    response: Any  # parsed JSON, the raw text of a server-sent event stream, or the bytes of a binary one
 
     @property
     def api(self) -> str | None:
@@ -522,23 +530,158 @@ def _anthropic_stream(events: list[Any]) -> Answer | None:
     return _anthropic_answer(message)
 
 
-def _bedrock_answer(response: dict[str, Any]) -> Answer:
-    """A Bedrock Converse answer: ``output.message.content`` (text blocks, ``toolUse`` blocks; a
-    server tool's ``toolUse`` is not one the caller runs); input counts cache writes and reads, as
-    ``totalTokens`` does."""
-    texts, calls = [], []
-    message = (response.get("output") or {}).get("message") or {}
-    for block in message.get("content") or []:
-        if not isinstance(block, dict):
+def _bedrock_calls(content: list[Any]) -> list[dict[str, Any]]:
+    """A Bedrock message's ``toolUse`` blocks as tool calls, in order. A server tool's (``type:
+    server_tool_use``: Bedrock ran it, a code interpreter say) is kept, marked with that type, with
+    the ``toolResult`` block that answered it in the same message as its ``result`` (the block
+    without its id: the call it answers is the one it is written under)."""
+    blocks = [block for block in content if isinstance(block, dict)]
+    results = {block["toolResult"].get("toolUseId"): block["toolResult"] for block in blocks
+               if isinstance(block.get("toolResult"), dict)}
+    calls = []
+    for block in blocks:
+        use = block.get("toolUse")
+        if not isinstance(use, dict):
             continue
-        if isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        elif isinstance(block.get("toolUse"), dict) and block["toolUse"].get("type") != "server_tool_use":
-            calls.append({"name": block["toolUse"].get("name"), "arguments": _arguments(block["toolUse"].get("input"))})
+        call = {"name": use.get("name"), "arguments": _arguments(use.get("input"))}
+        if use.get("type") == SERVER_TOOL_USE:
+            call["type"] = SERVER_TOOL_USE
+            result = results.get(use.get("toolUseId"))
+            if result is not None:
+                call["result"] = {key: value for key, value in result.items() if key != "toolUseId"}
+        calls.append(call)
+    return calls
+
+
+def _bedrock_answer(response: dict[str, Any]) -> Answer:
+    """A Bedrock Converse answer: ``output.message.content`` (text blocks, ``toolUse`` blocks, a
+    server tool's marked as such); input counts cache writes and reads, as ``totalTokens`` does."""
+    message = (response.get("output") or {}).get("message") or {}
+    content = message.get("content") if isinstance(message.get("content"), list) else []
+    texts = [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
     usage = response.get("usage") or {}
     inputs = _sum(usage.get("inputTokens"), usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"))
-    return Answer("".join(texts) if texts else None, calls,
+    return Answer("".join(texts) if texts else None, _bedrock_calls(content),
                   _usage(inputs, usage.get("outputTokens"), usage.get("totalTokens")))
+
+
+@dataclass(frozen=True)
+class ConverseStreamRead:
+    """What one ConverseStream answer delivered, as botocore reads its event stream."""
+
+    response: dict[str, Any]  # the events gathered into the ConverseResponse ``converse`` would return
+    # the code and message of the exception event that ended it, if one did (``unreadable`` for
+    # bytes that are not event-stream frames)
+    error: tuple[str, str] | None
+
+
+class _BotocoreReader(NamedTuple):
+    """What reading a ConverseStream answer takes from botocore."""
+
+    parser: Any  # botocore's response parser for bedrock-runtime's protocol
+    operation: Any  # ConverseStream's operation model
+    exception_event: type[Exception]  # what an exception event in the stream raises
+    not_a_stream: tuple[type[Exception], ...]  # what bytes that are not event-stream frames raise
+
+
+@functools.cache
+def _botocore_reader() -> _BotocoreReader:
+    """botocore's parser and ConverseStream's operation model (botocore's service model is loaded
+    once, not per answer)."""
+    botocore_session = require("botocore.session", extra="frameworks", package="botocore",
+                               feature="Reading Bedrock ConverseStream answers (AWS's binary event stream)")
+    from botocore.eventstream import ParserError
+    from botocore.exceptions import EventStreamError
+    from botocore.parsers import ResponseParserError, create_parser
+
+    service = botocore_session.get_session().get_service_model("bedrock-runtime")
+    return _BotocoreReader(create_parser(service.protocol), service.operation_model("ConverseStream"),
+                           EventStreamError, (ParserError, ResponseParserError))
+
+
+class _RecordedBody:
+    """A recorded body where botocore's parser wants the HTTP response's raw stream."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self) -> Iterator[bytes]:
+        yield self._body
+
+    def close(self) -> None:
+        pass
+
+
+def _converse_events(body: bytes, reader: _BotocoreReader) -> Iterator[dict[str, Any]]:
+    """ConverseStream's events, each parsed as botocore parses it (by the operation's output
+    shape: what the response headers say plays no part, as recordings made elsewhere strip them);
+    an exception event raises botocore's EventStreamError, as it does in the program."""
+    operation = reader.operation
+    parsed = reader.parser.parse({"status_code": 200, "headers": {}, "body": _RecordedBody(body),
+                                  "context": {"operation_name": operation.name}}, operation.output_shape)
+    return iter(parsed["stream"])
+
+
+def converse_stream(body: bytes) -> ConverseStreamRead:
+    """A ConverseStream answer (AWS event-stream frames) gathered into the ConverseResponse it
+    delivers: ``messageStart`` gives the role, ``contentBlockStart`` opens a ``toolUse`` (its
+    input grown by the deltas' JSON text) or a server tool's ``toolResult`` (grown by the deltas'
+    content), text deltas grow text blocks, ``messageStop`` gives ``stopReason`` and ``metadata``
+    the usage and metrics. Reasoning and citation deltas are not the answer and are left out."""
+    reader = _botocore_reader()
+    message: dict[str, Any] = {"role": "assistant"}
+    response: dict[str, Any] = {"output": {"message": message}}
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, str] = {}
+    error = None
+    try:
+        for event in _converse_events(body, reader):
+            kind, data = next(iter(event.items()))
+            index = data.get("contentBlockIndex", 0)
+            if kind == "messageStart":
+                message["role"] = data.get("role", message["role"])
+            elif kind == "contentBlockStart":
+                start = data.get("start") or {}
+                if "toolUse" in start:
+                    blocks[index] = {"toolUse": dict(start["toolUse"])}
+                elif "toolResult" in start:
+                    blocks[index] = {"toolResult": {**start["toolResult"], "content": []}}
+            elif kind == "contentBlockDelta":
+                delta = data.get("delta") or {}
+                if "text" in delta:
+                    block = blocks.setdefault(index, {"text": ""})
+                    block["text"] = block.get("text", "") + delta["text"]
+                elif "toolUse" in delta:
+                    inputs[index] = inputs.get(index, "") + (delta["toolUse"].get("input") or "")
+                elif "toolResult" in delta:
+                    result = blocks.setdefault(index, {"toolResult": {"content": []}}).get("toolResult")
+                    if isinstance(result, dict):
+                        result.setdefault("content", []).extend(delta["toolResult"])
+            elif kind == "messageStop":
+                response["stopReason"] = data.get("stopReason")
+            elif kind == "metadata":
+                response.update({key: data[key] for key in ("usage", "metrics") if key in data})
+    except reader.exception_event as exc:
+        details = getattr(exc, "response", {}).get("Error") or {}
+        error = (str(details.get("Code", "")), str(details.get("Message", "")))
+    except reader.not_a_stream as exc:
+        error = ("unreadable", f"not an AWS event stream: {exc}")
+    for index, raw in inputs.items():
+        if "toolUse" in blocks.get(index, {}):
+            blocks[index]["toolUse"]["input"] = _arguments(raw)
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return ConverseStreamRead(response, error)
+
+
+def _bedrock_stream(body: Any) -> Answer | None:
+    """A ConverseStream answer, read by its API whatever the body was stored as; one ended by an
+    exception event is an error answer, as an error status is."""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    if not isinstance(body, bytes):
+        return None
+    read = converse_stream(body)
+    return None if read.error is not None else _bedrock_answer(read.response)
 
 
 # how each chat API's answer is read: from JSON, and from a stream's events
@@ -563,11 +706,13 @@ _STREAM_ANSWERS: dict[str, Callable[[list[Any]], Answer | None]] = {
 
 
 def answer(exchange: Exchange) -> Answer | None:
-    """What a chat response delivered (text, tool calls, usage); None for other traffic, for
-    error answers and for answers in a form not read (Bedrock's binary event stream)."""
+    """What a chat response delivered (text, tool calls, usage); None for other traffic and for
+    error answers."""
     api, body = exchange.api, exchange.response
     if api not in CHAT_APIS or exchange.status >= 400 or body is None:
         return None
+    if api in BINARY_STREAM_APIS:
+        return _bedrock_stream(body)
     if isinstance(body, str):  # a stream
         read_stream = _STREAM_ANSWERS.get(api)
         return read_stream([e for e in _events(body) if isinstance(e, dict)]) if read_stream else None

@@ -48,7 +48,10 @@ def arguments_hold(wanted: Any, observed: Any) -> bool:
 
 def _holds(wanted: dict[str, Any], call: dict[str, Any], subset: bool) -> bool:
     if subset:
-        return wanted["name"] == call.get("name") and arguments_hold(wanted["arguments"], call.get("arguments"))
+        # a server tool's type and result, where the case names them, hold as the arguments do
+        return (wanted["name"] == call.get("name") and arguments_hold(wanted["arguments"], call.get("arguments"))
+                and ("type" not in wanted or wanted["type"] == call.get("type"))
+                and ("result" not in wanted or arguments_hold(wanted["result"], call.get("result"))))
     return wanted == call
 
 
@@ -56,7 +59,7 @@ def check_tool_calls(expected: ToolCallsExpect, observed: list[dict[str, Any]], 
     """The expected calls against the observed ones: as a sequence (extras between them allowed
     with ``allow_extra``) or a multiset (``any_order``); arguments whole, or (``subset``, for
     hand-written checks) the ones named."""
-    wanted = [{"name": c.name, "arguments": c.arguments} for c in expected.calls]
+    wanted = [c.as_read() for c in expected.calls]
     if expected.any_order:
         remaining = list(observed)
         for want in wanted:  # hand-written subsets may overlap: match each to the first still free
@@ -92,7 +95,7 @@ def tool_calls(run: CaseRun) -> list[Failure]:
         if by_hand:
             mode += ", arguments as subsets"
         failures.append(Failure("tool_calls", "case" if by_hand else "golden", where, "tool_calls",
-                                golden=[{"name": c.name, "arguments": c.arguments} for c in expected.calls],
+                                golden=[c.as_read() for c in expected.calls],
                                 observed=calls, label=f"{where}:tool_calls ({mode})"))
     if options is not None:
         names = [c.get("name") for c in calls]
