@@ -238,14 +238,14 @@ def rank_built_in(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
 
 
 def rank_target(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, context: Any) -> Rankings:
-    """A retriever target's rankings: its factory called, the corpus indexed, every query searched."""
-    from rag_core.evals.retrieval.target import CorpusRecord, load_target
+    """A retriever target's rankings: its factory called, the corpus indexed (every document as
+    the dataset holds it, those with no text too), every query searched."""
+    from rag_core.evals.retrieval.target import load_target
 
     where = f"suite {suite.name}, retriever {retriever.name}"
     started = time.perf_counter()
     target = load_target(str(retriever.target), retriever.id_field, retriever.settings, where, context)
-    documents = indexable(dataset)
-    target.load_corpus([CorpusRecord(d.id, d.content) for d in documents])  # type: ignore[arg-type]
+    target.load_corpus(list(dataset.records()))
     index_seconds = time.perf_counter() - started
     rankings: dict[str, list[str]] = {}
     timings = []
@@ -253,7 +253,7 @@ def rank_target(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, co
         started = time.perf_counter()
         rankings[query_id] = target.ranking(query_id, text, suite.depth)
         timings.append((time.perf_counter() - started) * 1000)
-    return Rankings(rankings, timings, index_seconds, len(dataset.corpus) - len(documents))
+    return Rankings(rankings, timings, index_seconds)
 
 
 def rank_run_file(suite: SuiteSpec, retriever: RetrieverSpec, root: Path) -> Rankings:

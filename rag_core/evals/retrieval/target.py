@@ -6,12 +6,14 @@ The factory builds the retriever as its library's docs build it, and returns one
 - a pair ``(index, search)`` of callables (``index`` may be None: a service indexed already);
 - a callable: ``search`` alone.
 
-``index`` is given the suite's corpus once, as :class:`CorpusRecord` objects (the text every
-built-in store indexes: BEIR's ``title + " " + text``). ``search`` answers with the ranked
-document ids, best first, or with documents (objects or mappings) whose id the suite names with
-``id_field:`` (a dotted path: ``metadata.doc_id``); ``(document, score)`` pairs are read the same
-way. Either may be ``async def`` (awaited) and either may return any iterable. The suite's
-``settings:`` are passed to every ``search`` as keyword arguments, so a sweep can vary them.
+``index`` is given the suite's corpus once, every document in the dataset's order, those with no
+text too, each a :class:`CorpusRecord` holding the dataset's fields by key and by attribute
+(``doc["title"]``, ``doc.text``; ``doc.title_and_text`` is what the built-in stores index).
+``search`` answers with the ranked document ids, best first, or with documents (objects or
+mappings) whose id the suite names with ``id_field:`` (a dotted path: ``metadata.doc_id``);
+``(document, score)`` pairs are read the same way. Either may be ``async def`` (awaited) and
+either may return any iterable. The suite's ``settings:`` are passed to every ``search`` as
+keyword arguments, so a sweep can vary them.
 
 A factory with a parameter is given a :class:`RetrieverContext`: the suite's embedding cache
 (replayed vectors, no model or provider needed) and whether the run is emulated.
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rag_core.evals.harness.paths import shown
+from rag_core.evals.retrieval.corpus_record import CorpusRecord
 
 
 class RetrieverTargetError(ValueError):
@@ -42,14 +45,6 @@ class RetrieverTargetError(ValueError):
     def __init__(self, message: str, cause: BaseException | None = None) -> None:
         super().__init__(message)
         self.cause = cause
-
-
-@dataclass(frozen=True)
-class CorpusRecord:
-    """One document of the suite's corpus, as ``index`` is given it."""
-
-    id: str
-    text: str
 
 
 @dataclass
