@@ -1,10 +1,15 @@
-"""What a retriever target is given: the corpus as the dataset holds it (every document, empty
-ones too, in the dataset's order, each with the dataset's fields by key and by attribute), so a
-retriever written over BEIR's records runs unchanged."""
+"""What a retriever target is given, and how what it answers is read.
+
+Given: the corpus as the dataset holds it (every document, empty ones too, in the dataset's
+order, each with the dataset's fields by key and by attribute), so a retriever written over
+BEIR's records runs unchanged. Read: rankings as the retriever meant them (at most k of a lazy
+one, never an unordered one), and ids or queries that match nothing in the dataset fail the
+suite instead of scoring 0 and becoming a baseline."""
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import pickle
 
@@ -60,6 +65,22 @@ def retriever():
     return TitleAndText()
 '''
 
+# retrievers whose ids are not the corpus's: chunk ids where the suite scores document ids (the
+# id_field mistake), and one id outside the corpus in every ranking
+MISMATCHED = '''
+def chunks():
+    def search(query, k):
+        return [{"id": f"chunk-{n}", "doc_id": f"d{n}"} for n in range(1, k + 1)]
+    return search
+
+
+def one_extra():
+    def search(query, k):
+        return ["d1", "d3", "not-in-the-corpus"][:k]
+    return search
+'''
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     for variable in ("CI", "RAG_CORE_REQUIRE_ALL_CASES"):
@@ -74,6 +95,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     (pytester.path / "evals").mkdir()
     (pytester.path / "evals" / "test_retrieval.py").write_text(EVALS)
     (pytester.path / "title_and_text.py").write_text(TITLE_AND_TEXT)
+    (pytester.path / "mismatched.py").write_text(MISMATCHED)
     (pytester.path / "fixtures" / "retrieval").mkdir(parents=True)
     pytester.syspathinsert()
     return pytester
@@ -94,6 +116,10 @@ def assert_clear_failure(result: pytest.RunResult, message: str) -> None:
     text = output(result)
     assert message in text, text
     assert "Traceback" not in text and "INTERNALERROR" not in text, text
+
+
+BASELINES = "fixtures/retrieval/baselines/beir"
+RECORDED = "cassettes/retrieval/beir"
 
 
 # ---------------------------------------------------------------- the corpus as the dataset holds it
@@ -161,3 +187,145 @@ def test_the_record_type_keeps_its_old_name_and_construction():
     record = CorpusRecord("d1", "noodles")
     assert (record.id, record.text, record.title, record.title_and_text) == ("d1", "noodles", "", "noodles")
     assert CorpusRecord(id="d2", text="soup", title="Tom yum").title_and_text == "Tom yum soup"
+
+
+# ---------------------------------------------------------------- rankings as the retriever meant them
+
+
+def loaded(search):
+    from rag_core.evals.retrieval.target import LoadedTarget
+
+    return LoadedTarget("suite s, retriever r", None, search, None, {})
+
+
+def test_a_lazy_ranking_is_read_no_further_than_k():
+    """A generator was read to its end before the cut at k (an endless one hung, its memory growing)."""
+    pulled, closed = [], []
+
+    def search(query, k):
+        try:
+            for number in itertools.count(1):
+                pulled.append(number)
+                if number > 10_000:  # what the old code did, stopped here instead of running forever
+                    raise RuntimeError("read past k")
+                yield f"d{number}"
+        finally:
+            closed.append(True)
+
+    assert loaded(search).ranking("q1", "text", 5) == ["d1", "d2", "d3", "d4", "d5"]
+    assert pulled == [1, 2, 3, 4, 5] and closed == [True]
+
+
+def test_a_lazy_async_ranking_is_read_no_further_than_k():
+    pulled = []
+
+    async def search(query, k):
+        for number in itertools.count(1):
+            pulled.append(number)
+            if number > 10_000:
+                raise RuntimeError("read past k")
+            yield (f"d{number}", 1.0 / number)
+
+    assert loaded(search).ranking("q1", "text", 3) == ["d1", "d2", "d3"]
+    assert pulled == [1, 2, 3]
+
+
+def test_a_program_failing_while_its_lazy_ranking_is_read_is_one_clear_error():
+    def search(query, k):
+        yield "d1"
+        raise KeyError("the index has no shard 3")
+
+    from rag_core.evals.retrieval.target import RetrieverTargetError
+
+    with pytest.raises(RetrieverTargetError, match=r"search\(\) of query q1 \('text'\) raised KeyError: 'the index has "
+                                                   r"no shard 3' \(at .*test_retriever_inputs.py:\d+\)"):
+        loaded(search).ranking("q1", "text", 5)
+
+
+@pytest.mark.parametrize("answer, kind", [
+    ({"d1", "d2", "d3"}, "set"),
+    (frozenset({"d1", "d2"}), "frozenset"),
+    (dict.fromkeys(["d1", "d2"]).keys(), "dict_keys"),
+    ({"d1": 0.5, "d2": 0.25}.items(), "dict_items"),
+])
+def test_an_unordered_collection_is_refused_naming_its_type(answer, kind):
+    """A set was read as a ranking: its order, and so nDCG, changed with PYTHONHASHSEED."""
+    from rag_core.evals.retrieval.target import RetrieverTargetError
+
+    with pytest.raises(RetrieverTargetError) as raised:
+        loaded(lambda query, k: answer).ranking("q1", "text", 5)
+    assert str(raised.value).startswith(f"suite s, retriever r: search() of query q1 ('text') returned a {kind}, "
+                                        "which has no order")
+
+
+@pytest.mark.parametrize("answer, message", [
+    ([None], "returned, at rank 1, a NoneType: search returns document ids"),
+    (["d1", True], "returned, at rank 2, a bool: search returns document ids"),
+    ([{"id": "d1"}], "returned, at rank 1, a dict: search returns document ids"),
+    ("d1 d2", "returned a str: return the ranked documents"),
+    (["d1", "d2", "d1"], "returned document 'd1' twice (ranks 1 and 3)"),
+])
+def test_what_held_before_still_holds(answer, message):
+    from rag_core.evals.retrieval.target import RetrieverTargetError
+
+    with pytest.raises(RetrieverTargetError, match="^suite s, retriever r: search") as raised:
+        loaded(lambda query, k: answer).ranking("q1", "text", 5)
+    assert message in str(raised.value)
+
+
+def test_ranked_ids_of_no_corpus_document_fail_the_suite_and_write_no_baseline_nor_recording(project):
+    """The id_field mistake scored 0 with the gate "pass", and --update-baselines wrote the zeros."""
+    write_suite(project, "{name: chunks, target: 'mismatched:chunks', id_field: id}")
+    result = project.runpytest("evals", "--record-mode=once", "--update-baselines")
+    result.assert_outcomes(failed=1)
+    assert_clear_failure(result, "suite beir, retriever chunks: 18 of 18 (100.0%) of the document ids search() "
+                                 "returned match no document of the corpus (first: 'chunk-1' (query q1, rank 1))")
+    assert "allow_unmatched: {documents: 1}" in output(result)
+    assert not (project.path / BASELINES).exists() and not (project.path / RECORDED / "chunks.rankings.json").exists()
+    write_suite(project, "{name: chunks, target: 'mismatched:chunks', id_field: doc_id}")  # the fix
+    project.runpytest("evals", "--record-mode=once", "--update-baselines").assert_outcomes(passed=1)
+    assert (project.path / BASELINES / "chunks.json").is_file()
+
+
+def test_a_known_share_of_ids_outside_the_corpus_is_allowed_by_the_suite(project):
+    write_suite(project, "{name: extra, target: 'mismatched:one_extra'}", depth=3)
+    refused = project.runpytest("evals", "--record-mode=once")
+    refused.assert_outcomes(failed=1)
+    assert_clear_failure(refused, "3 of 9 (33.3%) of the document ids search() returned match no document of the "
+                                  "corpus (first: 'not-in-the-corpus' (query q1, rank 3))")
+    assert "allow_unmatched: {documents: 0.34}" in output(refused)
+    write_suite(project, "{name: extra, target: 'mismatched:one_extra'}", depth=3,
+                extra="allow_unmatched: {documents: 0.34}\n")
+    project.runpytest("evals", "--record-mode=once").assert_outcomes(passed=1)
+    write_suite(project, "{name: extra, target: 'mismatched:one_extra'}", depth=3,
+                extra="allow_unmatched: {documents: 0.3}\n")
+    project.runpytest("evals").assert_outcomes(failed=1)
+
+
+def test_a_run_file_of_other_query_ids_fails_the_suite_and_writes_no_baseline(project):
+    runs = project.path / "runs"
+    runs.mkdir()
+    (runs / "upper.trec").write_text("".join(f"Q{n} Q0 d{n} 1 1.0 theirs\n" for n in (1, 2, 3)))
+    write_suite(project, "{name: theirs, run: runs/upper.trec}")
+    result = project.runpytest("evals", "--update-baselines")
+    result.assert_outcomes(failed=1)
+    assert_clear_failure(result, "suite beir, retriever theirs: runs/upper.trec: 3 of 3 (100.0%) of its queries match "
+                                 "no judged query (first: 'Q1')")
+    assert not (project.path / BASELINES).exists()
+
+
+def test_a_run_file_of_other_document_ids_fails_and_a_run_over_unjudged_queries_too_is_allowed(project):
+    runs = project.path / "runs"
+    runs.mkdir()
+    (runs / "prefixed.json").write_text(json.dumps({q: {f"doc-{d}": float(grade) for d, grade in judged.items()}
+                                                          for q, judged in QRELS.items()}))
+    (runs / "all.trec").write_text("q1 Q0 d1 1 2.0 all\nq2 Q0 d6 1 2.0 all\nq3 Q0 d4 1 2.0 all\nq9 Q0 d5 1 1.0 all\n")
+    write_suite(project, "{name: prefixed, run: runs/prefixed.json}", "{name: all, run: runs/all.trec}")
+    result = project.runpytest("evals")
+    result.assert_outcomes(failed=2)
+    assert_clear_failure(result, "runs/prefixed.json: 5 of 5 (100.0%) of the document ids the run file ranks match no "
+                                 "document of the corpus (first: 'doc-d1' (query q1, rank 1))")
+    assert_clear_failure(result, "runs/all.trec: 1 of 4 (25.0%) of its queries match no judged query (first: 'q9')")
+    assert "allow_unmatched: {queries: 0.25}" in output(result)
+    write_suite(project, "{name: all, run: runs/all.trec}", extra="allow_unmatched: {queries: 0.25}\n")
+    project.runpytest("evals").assert_outcomes(passed=1)

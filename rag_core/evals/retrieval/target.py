@@ -11,9 +11,9 @@ text too, each a :class:`CorpusRecord` holding the dataset's fields by key and b
 (``doc["title"]``, ``doc.text``; ``doc.title_and_text`` is what the built-in stores index).
 ``search`` answers with the ranked document ids, best first, or with documents (objects or
 mappings) whose id the suite names with ``id_field:`` (a dotted path: ``metadata.doc_id``);
-``(document, score)`` pairs are read the same way. Either may be ``async def`` (awaited) and
-either may return any iterable. The suite's ``settings:`` are passed to every ``search`` as
-keyword arguments, so a sweep can vary them.
+``(document, score)`` pairs are read the same way. Either may be ``async def`` (awaited); search
+may return any ordered iterable, lazy ones too, of which at most ``k`` items are read. The
+suite's ``settings:`` are passed to every ``search`` as keyword arguments, so a sweep can vary them.
 
 A factory with a parameter is given a :class:`RetrieverContext`: the suite's embedding cache
 (replayed vectors, no model or provider needed) and whether the run is emulated.
@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import numbers
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -88,10 +89,10 @@ class LoadedTarget:
         """The ids ``search`` returns for one query, best first, at most ``k``."""
         call = f"{self.where}: search() of query {query_id} ({_brief(text)})"
         try:
-            returned = settle(self.search(text, k, **self.settings))
-        except (Exception, SystemExit) as exc:
+            returned = settle(self.search(text, k, **self.settings), limit=k)
+            return ranked_ids(returned, self.id_field, call, limit=k)
+        except (Exception, SystemExit) as exc:  # a lazy ranking runs the program as it is read
             raise _failed(call, exc) from None
-        return ranked_ids(returned, self.id_field, call)[:k]
 
 
 def load_target(spec: str, id_field: str | None, settings: dict[str, Any], where: str,
@@ -145,15 +146,30 @@ def _takes_context(factory: Callable[..., Any]) -> bool:
 _MISSING = object()
 
 
-def ranked_ids(returned: Any, id_field: str | None, call: str) -> list[str]:
-    """The document ids of a search's answer, in its order; a RetrieverTargetError naming ``call``
-    when the answer is not a ranking (or names a document twice: a ranking lists each once)."""
+def ranked_ids(returned: Any, id_field: str | None, call: str, limit: int | None = None) -> list[str]:
+    """The document ids of a search's answer, in its order, the first ``limit`` of them (no more
+    is read: a lazy ranking may be endless); a RetrieverTargetError naming ``call`` when the
+    answer is not a ranking (unordered, or naming a document twice: a ranking lists each once)."""
     if isinstance(returned, (str, bytes, Mapping)) or not isinstance(returned, Iterable):
         raise RetrieverTargetError(f"{call} returned a {type(returned).__name__}: return the ranked documents "
                                    "(their ids, or documents with id_field: naming their id), best first")
+    if isinstance(returned, Set):  # set, frozenset, dict keys: an order that changes with PYTHONHASHSEED
+        raise RetrieverTargetError(f"{call} returned a {type(returned).__name__}, which has no order: its ranks "
+                                   "would change from one run to the next. Return the ranked documents in order, "
+                                   "best first (a list)")
+    items = returned if limit is None else itertools.islice(returned, limit)
+    try:
+        return _read_ranking(items, id_field, call)
+    finally:
+        if inspect.isgenerator(returned):  # what it holds open (a cursor, a connection) is let go now
+            returned.close()
+
+
+def _read_ranking(items: Iterable[Any], id_field: str | None, call: str) -> list[str]:
+    """Each item's document id, in order; a document named twice is an error."""
     ids: list[str] = []
     seen: dict[str, int] = {}
-    for rank, item in enumerate(returned, start=1):
+    for rank, item in enumerate(items, start=1):
         doc_id = _document_id(item, id_field, f"{call} returned, at rank {rank},")
         if doc_id in seen:
             raise RetrieverTargetError(f"{call} returned document {doc_id!r} twice (ranks {seen[doc_id]} and {rank}): "
@@ -188,21 +204,31 @@ def _document_id(item: Any, id_field: str | None, where: str) -> str:
 _LOOP: asyncio.AbstractEventLoop | None = None
 
 
-def settle(returned: Any) -> Any:
-    """A coroutine awaited, an async iterator collected; anything else as it is. One loop serves
-    the whole process: an async client made at import binds itself to the loop it first ran on."""
+def settle(returned: Any, limit: int | None = None) -> Any:
+    """A coroutine awaited, an async generator collected (its first ``limit`` items, no more
+    read); anything else as it is. One loop serves the whole process: an async client made at
+    import binds itself to the loop it first ran on."""
     global _LOOP
     if not (inspect.isawaitable(returned) or inspect.isasyncgen(returned)):
         return returned
     if _LOOP is None or _LOOP.is_closed():
         _LOOP = asyncio.new_event_loop()
     if inspect.isasyncgen(returned):
-        return _LOOP.run_until_complete(_collect(returned))
+        return _LOOP.run_until_complete(_collect(returned, limit))
     return _LOOP.run_until_complete(returned)
 
 
-async def _collect(stream: Any) -> list[Any]:
-    return [item async for item in stream]
+async def _collect(stream: Any, limit: int | None) -> list[Any]:
+    items: list[Any] = []
+    try:
+        if limit is None or limit > 0:
+            async for item in stream:
+                items.append(item)
+                if limit is not None and len(items) >= limit:
+                    break
+    finally:
+        await stream.aclose()
+    return items
 
 
 def _failed(what: str, exc: BaseException) -> RetrieverTargetError:
