@@ -4,10 +4,12 @@ Given: the corpus as the dataset holds it (every document, empty ones too, in th
 order, each with the dataset's fields by key and by attribute), so a retriever written over
 BEIR's records runs unchanged. Read: rankings as the retriever meant them (at most k of a lazy
 one, never an unordered one), and ids or queries that match nothing in the dataset fail the
-suite instead of scoring 0 and becoming a baseline."""
+suite instead of scoring 0 and becoming a baseline; run files are read as trec_eval reads them
+(a byte order mark, a key a result JSON names twice)."""
 
 from __future__ import annotations
 
+import codecs
 import copy
 import itertools
 import json
@@ -329,3 +331,29 @@ def test_a_run_file_of_other_document_ids_fails_and_a_run_over_unjudged_queries_
     assert "allow_unmatched: {queries: 0.25}" in output(result)
     write_suite(project, "{name: all, run: runs/all.trec}", extra="allow_unmatched: {queries: 0.25}\n")
     project.runpytest("evals").assert_outcomes(passed=1)
+
+
+# ---------------------------------------------------------------- run files as trec_eval reads them
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
+@pytest.mark.parametrize("content", ["q1 Q0 d1 1 2.0 t\nq1 Q0 d4 2 1.0 t\nq2 Q0 d6 1 1.0 t\n",
+                                     '{"q1": {"d1": 2.0, "d4": 1.0}, "q2": {"d6": 1.0}}'])
+def test_a_run_file_with_a_byte_order_mark_is_read_in_the_encoding_it_marks(tmp_path, encoding, content):
+    """With a UTF-8 mark the first query's id was "\\ufeffq1", a query nobody judged: q1 scored 0."""
+    from rag_core.evals.retrieval.run_files import read_run
+
+    path = tmp_path / "run.trec"
+    path.write_bytes(content.encode(encoding))
+    assert path.read_bytes().startswith((codecs.BOM_UTF8, codecs.BOM_UTF16, codecs.BOM_UTF32))
+    assert read_run(path) == {"q1": ["d1", "d4"], "q2": ["d6"]}
+
+
+def test_a_file_marked_utf16_that_is_not_is_one_clear_error(tmp_path):
+    from rag_core.evals.retrieval.run_files import RunFileError, read_run
+
+    path = tmp_path / "run.trec"
+    path.write_bytes(codecs.BOM_UTF16_LE + b"q")  # an odd number of bytes: no UTF-16 text
+    with pytest.raises(RunFileError, match="run.trec: starts with a UTF-16 byte order mark, but is not UTF-16 text"):
+        read_run(path)
+

@@ -488,6 +488,10 @@ RUN_ERRORS = {
     "json-score": ('{"q1": {"d1": "high"}}', "run.trec: query 'q1', document 'd1': score \"high\" is not a finite number"),
     "not-json": ('{"q1": ', "run.trec:1: not valid JSON"),
     "not-utf8": (b"q1 Q0 d\xe9 1 1 t\n", "run.trec:1: not UTF-8 text"),
+    # a JSON reader keeps the last of a repeated key: the same error as the TREC line that repeats it
+    "json-twice": ('{"q1": {"d1": 2, "d4": 1, "d1": 0.5}}', "run.trec: document 'd1' is ranked twice for query 'q1'"),
+    "json-query-twice": ('{"q1": {"d1": 2}, "q2": {"d2": 1}, "q1": {"d4": 1}}',
+                         "run.trec: query 'q1' is named twice; a result JSON names each query once"),
 }
 
 
