@@ -27,8 +27,8 @@ def test_the_exported_run_reimports_to_the_same_numbers_and_trec_eval_agrees(ret
     exported.write_text(trec_run(result.summary()))
     reimported = SUITE.retrievers[0].model_copy(update={"name": f"{name}_run", "search_type": None,
                                                         "run": str(exported)})
-    again = score(SUITE, reimported.name, retrieval_runner.datasets[SUITE.name],
-                  rank_run_file(SUITE, reimported, tmp_path))
+    dataset = retrieval_runner.datasets[SUITE.name]
+    again = score(SUITE, reimported.name, dataset, rank_run_file(SUITE, reimported, dataset, tmp_path))
     assert again.rankings == result.rankings
     assert again.per_query == result.per_query and again.metrics == result.metrics
 

@@ -11,6 +11,18 @@ import pytest
 import httpcore2  # noqa: E402,F401
 import httpx2  # noqa: E402,F401
 
+try:  # PgVector's driver and its adapters: a query or a value must be of the classes psycopg's own
+    # conversion knows, whichever test imported them first
+    import pgvector.psycopg  # noqa: E402,F401
+    import psycopg.sql  # noqa: E402,F401
+    import psycopg.types.json  # noqa: E402,F401
+except ImportError:  # the light install has no psycopg
+    pass
+
+# the private PostgreSQL the PgVector checks share is the process's: started once, its address kept in
+# this module, which must not be dropped and read again as a new one (with a second server)
+import rag_core.evals.postgres  # noqa: E402,F401
+
 try:  # lancedb's native module may be initialised only once per process (a second init panics)
     import lancedb  # noqa: E402,F401
 except ImportError:  # the light install has no lancedb; its tests are not run there

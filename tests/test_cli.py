@@ -145,7 +145,8 @@ def test_cache_record_fills_a_suites_embedding_cache(tmp_path):
 
 INIT_FILES = [
     "fixtures/goldens/example_agentic_rag.yaml", "fixtures/goldens/case.schema.json", "fixtures/corpora/example.yaml",
-    "evals/__init__.py", "evals/test_goldens.py", "pytest.ini", ".github/workflows/rag-core-evals.yml",
+    "evals/__init__.py", "evals/test_goldens.py", "evals/test_retrieval.py", "pytest.ini",
+    ".github/workflows/rag-core-evals.yml",
 ]
 
 

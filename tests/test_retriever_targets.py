@@ -468,7 +468,7 @@ def test_run_files_are_scored_as_trec_eval_reads_them_and_a_bad_line_is_named(pr
         "q9 Q0 d1 1 1.0 theirs\n")  # a query nobody judged: not scored
     (project.path / "data" / "theirs.json").write_text(json.dumps({"q1": {"d1": 9.5, "d4": 3.0}, "q2": {"d2": 2, "d5": 2}}))
     write_suite(project, suite("{name: trec, run: data/theirs.trec}", "{name: beir, run: data/theirs.json}",
-                               extra="identical: [[trec, beir]]\n"))
+                               extra="identical: [[trec, beir]]\nallow_unmatched: {queries: 0.34}\n"))
     result = project.runpytest("evals", "--report-dir=out")
     result.assert_outcomes(passed=3)
     report = {r["retriever"]: r for r in json.loads((project.path / "out" / "retrieval.json").read_text())["results"]}
@@ -488,6 +488,10 @@ RUN_ERRORS = {
     "json-score": ('{"q1": {"d1": "high"}}', "run.trec: query 'q1', document 'd1': score \"high\" is not a finite number"),
     "not-json": ('{"q1": ', "run.trec:1: not valid JSON"),
     "not-utf8": (b"q1 Q0 d\xe9 1 1 t\n", "run.trec:1: not UTF-8 text"),
+    # a JSON reader keeps the last of a repeated key: the same error as the TREC line that repeats it
+    "json-twice": ('{"q1": {"d1": 2, "d4": 1, "d1": 0.5}}', "run.trec: document 'd1' is ranked twice for query 'q1'"),
+    "json-query-twice": ('{"q1": {"d1": 2}, "q2": {"d2": 1}, "q1": {"d4": 1}}',
+                         "run.trec: query 'q1' is named twice; a result JSON names each query once"),
 }
 
 

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = "rag-core[harness,agent] @ git+https://github.com/acme/rag-core.git@v0.1.0"
 NEW_FILES = {
     "fixtures/goldens/example_agentic_rag.yaml", "fixtures/goldens/case.schema.json", "fixtures/corpora/example.yaml",
-    "evals/__init__.py", "evals/test_goldens.py", ".github/workflows/rag-core-evals.yml",
+    "evals/__init__.py", "evals/test_goldens.py", "evals/test_retrieval.py", ".github/workflows/rag-core-evals.yml",
 }
 
 
@@ -363,6 +363,46 @@ def test_the_workflows_environment_fails_a_skipped_required_case(pytester, capsy
     assert "no case may skip" in strict.stdout.str()
 
 
+RETRIEVAL_SUITE = {
+    "fixtures/retrieval/tiny.yaml": "name: tiny\ndataset: {judged: data/queries.yaml}\ndepth: 2\nmetrics: [recall@2]\n"
+                                    "retrievers:\n  - {name: overlap, target: 'evals.overlap:retriever'}\n",
+    "data/queries.yaml": "corpus: corpus.jsonl\nqueries:\n  - {id: q1, text: pad thai, relevant: [d1]}\n",
+    "data/corpus.jsonl": '{"_id": "d1", "title": "Pad thai", "text": "noodles"}\n{"_id": "d2", "text": "green curry"}\n',
+    "evals/overlap.py": "def retriever():\n"
+                        "    def index(documents):\n"
+                        "        global words\n"
+                        "        words = {d['id']: set(f\"{d['title']} {d['text']}\".lower().split()) for d in documents}\n"
+                        "    def search(query, k):\n"
+                        "        return sorted(words, key=lambda d: -len(words[d] & set(query.split())))[:k]\n"
+                        "    return index, search\n",
+}
+
+
+def test_the_retrieval_test_module_the_docs_name_is_written_and_runs_the_suites_added_later(tmp_path, capsys, monkeypatch):
+    """docs/retrievers.md records a retriever with `pytest 'evals/test_retrieval.py::test_retrieval[...]'`,
+    a module rag-core init did not write. Now it does: with no suite yet it is one skipped test
+    naming where suites go (even where no case may skip), and a suite added later runs through it."""
+    assert init(capsys, str(tmp_path))[0] == 0
+    monkeypatch.setenv("RAG_CORE_REQUIRE_ALL_CASES", "1")  # as the scaffolded workflow sets it
+
+    def pytest_in_project(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300, env=environment())
+
+    empty = pytest_in_project("evals/test_retrieval.py")
+    assert empty.returncode == 0 and "1 skipped" in empty.stdout, empty.stdout + empty.stderr
+    assert "no retrieval suites in fixtures/retrieval/ (the rag_core_retrieval setting) yet" in empty.stdout
+    for relative, text in RETRIEVAL_SUITE.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    recorded = pytest_in_project("evals/test_retrieval.py::test_retrieval[tiny/overlap]", "--record-mode=once",
+                                 "--emulator")
+    assert recorded.returncode == 0 and "1 passed" in recorded.stdout, recorded.stdout + recorded.stderr
+    assert (tmp_path / "cassettes" / "retrieval" / "tiny" / "overlap.rankings.json").is_file()
+    replayed = pytest_in_project("evals/test_retrieval.py")
+    assert replayed.returncode == 0 and "1 passed" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
 # ------------------------------------------------------------------ the example that runs where it is written
 
 
@@ -401,7 +441,8 @@ def test_a_project_with_the_harness_alone_gets_a_plain_sdk_example_that_records_
     assert init.returncode == 0, init.stderr
     assert files_in(project) == {
         "fixtures/goldens/example_sdk_agent.yaml", "evals/example_agent.py", "fixtures/goldens/case.schema.json",
-        "evals/__init__.py", "evals/test_goldens.py", ".github/workflows/rag-core-evals.yml", "pytest.ini"}
+        "evals/__init__.py", "evals/test_goldens.py", "evals/test_retrieval.py", ".github/workflows/rag-core-evals.yml",
+        "pytest.ini"}
     assert "plain openai SDK agent (evals/example_agent.py)" in init.stdout and "pip install 'rag-core[agent]'" in init.stdout
     workflow, _ = workflow_steps(project)
     assert workflow["env"]["RAG_CORE_INSTALL"].startswith("rag-core[harness] @ ")

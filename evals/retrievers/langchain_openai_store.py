@@ -19,7 +19,8 @@ def retriever():
     store = InMemoryVectorStore(embeddings)
 
     def index(documents):
-        store.add_documents([Document(page_content=d.text, id=d.id) for d in documents])
+        # title and text, as the built-in stores index them
+        store.add_documents([Document(page_content=d.title_and_text, id=d.id) for d in documents])
 
     def search(query, k):
         return store.similarity_search(query, k=k)

@@ -24,7 +24,7 @@ def retriever():
     def build(documents):
         nonlocal index
         index = VectorStoreIndex.from_documents(
-            [Document(text=d.text, id_=d.id) for d in documents], embed_model=embed_model)
+            [Document(text=d.title_and_text, id_=d.id) for d in documents], embed_model=embed_model)
 
     def search(query, k):
         return index.as_retriever(similarity_top_k=k).retrieve(query)

@@ -16,7 +16,8 @@ def retriever(context):
     client = QdrantClient(":memory:")
 
     def index(documents):
-        vectors = context.embed([d.text for d in documents], "document")
+        # the texts the suite's embedding cache holds vectors for: title and text, as the built-in stores index them
+        vectors = context.embed([d.title_and_text for d in documents], "document")
         client.create_collection(COLLECTION, vectors_config=models.VectorParams(
             size=len(vectors[0]), distance=models.Distance.COSINE))
         client.upsert(COLLECTION, points=[

@@ -156,8 +156,12 @@ def embedding_mode(config: pytest.Config) -> str:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "retrieval_target" in metafunc.fixturenames:
         targets = _targets(metafunc.config)
+        # no suite yet (a new project: rag-core init writes this module before any suite) skips, naming where one goes
+        folder = metafunc.config.getini("rag_core_retrieval")
         metafunc.parametrize("retrieval_target", [pytest.param(t, id=t.id, marks=t.marks()) for t in targets] or [
-            pytest.param(Target("no-suites", error="no retrieval suites found"), id="no-suites")])
+            pytest.param(Target("no-suites"), id="no-suites", marks=pytest.mark.skip(
+                reason=f"no retrieval suites in {folder}/ (the rag_core_retrieval setting) yet: each suite file "
+                       "there makes one test per retriever"))])
 
 
 class RetrievalRunner:

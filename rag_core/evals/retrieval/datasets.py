@@ -1,8 +1,9 @@
 """Judged retrieval datasets: the BEIR folder layout, and a small YAML format for project corpora.
 
 BEIR: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``)
-and ``qrels/<split>.tsv`` (header, then ``query-id corpus-id score``). Document text is
-``title + " " + text``, the BEIR/MTEB convention.
+and ``qrels/<split>.tsv`` (header, then ``query-id corpus-id score``). The text the built-in
+stores index is ``title + " " + text``, the BEIR/MTEB convention; a retriever target is given
+every document as the file holds it (``records``).
 
 Whatever is wrong with a dataset file (not UTF-8, not JSON or YAML, a field of the wrong type,
 a grade that is not an integer, no judged query at all) is one DatasetError naming the file, the
@@ -20,6 +21,8 @@ from pydantic_core import PydanticCustomError
 
 from rag_core.errors import RagCoreError
 from rag_core.evals.common.paths import shown
+from rag_core.evals.retrieval.corpus_record import CorpusRecord
+from rag_core.evals.retrieval.corpus_record import title_and_text as _content
 from rag_core.evals.retrieval.reading import brief, not_utf8, parse_json, read_yaml, validation_problems, yaml_where
 
 BEIR_HELP = (
@@ -49,6 +52,13 @@ class Dataset:
         if self.blank_in_file is None or self.corpus_file is None:
             return iter(self.corpus.items())
         return iter_corpus(self.corpus_file, unique_ids=False)
+
+    def records(self) -> Iterator[CorpusRecord]:
+        """Every document as the dataset holds it, in its order, those with no text too: from
+        ``corpus_file``, or (a dataset made in memory) from ``corpus``."""
+        if self.corpus_file is None:
+            return (CorpusRecord(doc_id, text) for doc_id, text in self.corpus.items())
+        return iter_records(self.corpus_file)
 
     @property
     def blank(self) -> int:
@@ -86,11 +96,6 @@ class CorpusLine(_Line):
     def content(self) -> str:
         """``title + " " + text``, the BEIR/MTEB convention."""
         return _content(self.title, self.text)
-
-
-def _content(title: str | None, text: str | None) -> str:
-    text = text or ""
-    return f"{title} {text}".strip() if title else text
 
 
 class QueryLine(_Line):
@@ -161,6 +166,24 @@ def iter_corpus(path: Path, unique_ids: bool = True) -> Iterator[tuple[str, str]
                 raise DatasetError(f"{shown(path)}:{number}: duplicate document id {doc_id!r}")
             seen.add(doc_id)
         yield doc_id, _content(title, text)
+
+
+# a line's fields that a record names itself: ``_id`` is the record's ``id``
+_RECORD_NAMES = ("_id", "id", "title", "text")
+
+
+def iter_records(path: Path) -> Iterator[CorpusRecord]:
+    """Every document of BEIR-style lines as the file holds it, one at a time, in its order:
+    ``id``, ``title`` and ``text`` ("" where the line has none), then the line's other fields
+    (``metadata``) as they are. The file was read whole once already (its ids are unique)."""
+    for _, where, row in _json_rows(path):
+        doc_id, title, text = row["_id"], row.get("title"), row.get("text")
+        if not (type(doc_id) is str and doc_id and type(title) in _PLAIN and type(text) in _PLAIN):
+            document = _validated(row, CorpusLine, where)
+            doc_id, title, text = document.id, document.title, document.text
+        fields = {"id": doc_id, "title": title or "", "text": text or ""}
+        fields.update((name, value) for name, value in row.items() if name not in _RECORD_NAMES)
+        yield CorpusRecord.of(fields)
 
 
 def _load_corpus(path: Path, texts: bool = True) -> tuple[dict[str, str], int | None]:

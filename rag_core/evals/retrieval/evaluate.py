@@ -238,14 +238,15 @@ def rank_built_in(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, 
 
 
 def rank_target(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, context: Any) -> Rankings:
-    """A retriever target's rankings: its factory called, the corpus indexed, every query searched."""
-    from rag_core.evals.retrieval.retriever_targets import CorpusRecord, load_target
+    """A retriever target's rankings: its factory called, the corpus indexed (every document as
+    the dataset holds it, those with no text too), every query searched."""
+    from rag_core.evals.retrieval.retriever_targets import RetrieverTargetError, load_target
+    from rag_core.evals.retrieval.unmatched import documents_problem, unmatched_documents
 
     where = f"suite {suite.name}, retriever {retriever.name}"
     started = time.perf_counter()
     target = load_target(str(retriever.target), retriever.id_field, retriever.settings, where, context)
-    documents = indexable(dataset)
-    target.load_corpus([CorpusRecord(d.id, d.content) for d in documents])  # type: ignore[arg-type]
+    target.load_corpus(list(dataset.records()))
     index_seconds = time.perf_counter() - started
     rankings: dict[str, list[str]] = {}
     timings = []
@@ -253,15 +254,31 @@ def rank_target(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, co
         started = time.perf_counter()
         rankings[query_id] = target.ranking(query_id, text, suite.depth)
         timings.append((time.perf_counter() - started) * 1000)
-    return Rankings(rankings, timings, index_seconds, len(dataset.corpus) - len(documents))
+    # before a recording keeps them: rankings of ids the corpus does not hold are a mistake to fix
+    problem = documents_problem(unmatched_documents(rankings, dataset.corpus), suite.allow_unmatched.documents,
+                                "search() returned")
+    if problem:
+        raise RetrieverTargetError(f"{where}: {problem}")
+    return Rankings(rankings, timings, index_seconds)
 
 
-def rank_run_file(suite: SuiteSpec, retriever: RetrieverSpec, root: Path) -> Rankings:
-    """A run file's rankings, each cut at the suite's depth as every retriever's is."""
-    from rag_core.evals.retrieval.run_files import read_run
+def rank_run_file(suite: SuiteSpec, retriever: RetrieverSpec, dataset: Dataset, root: Path) -> Rankings:
+    """A run file's rankings, each cut at the suite's depth as every retriever's is; RunFileError
+    when more of its queries or document ids than the suite allows match nothing in the dataset."""
+    from rag_core.evals.common.paths import shown
+    from rag_core.evals.retrieval.run_files import RunFileError, read_run
+    from rag_core.evals.retrieval.unmatched import (documents_problem, queries_problem, unmatched_documents,
+                                                    unmatched_queries)
 
-    rankings = read_run(root / str(retriever.run))
-    return Rankings({query: ranking[: suite.depth] for query, ranking in rankings.items()})
+    path = root / str(retriever.run)
+    rankings = {query: ranking[: suite.depth] for query, ranking in read_run(path).items()}
+    allowed = suite.allow_unmatched
+    problem = (queries_problem(unmatched_queries(list(rankings), dataset.qrels), allowed.queries)
+               or documents_problem(unmatched_documents(rankings, dataset.corpus), allowed.documents,
+                                    "the run file ranks"))
+    if problem:
+        raise RunFileError(f"suite {suite.name}, retriever {retriever.name}: {shown(path)}: {problem}")
+    return Rankings(rankings)
 
 
 def score(suite: SuiteSpec, name: str, dataset: Dataset, ranked: Rankings) -> RetrieverResult:

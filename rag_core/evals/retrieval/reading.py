@@ -42,10 +42,12 @@ def not_utf8(where: str, exc: UnicodeDecodeError, line: int | None = None) -> st
     return f"{at}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r}: {exc.reason}); save it as UTF-8"
 
 
-def parse_json(text: str, where: str, error: type[Exception], *, with_line: bool = False) -> Any:
-    """``text`` as JSON, or ``error`` naming ``where`` (and, ``with_line``, the line) and the cause."""
+def parse_json(text: str, where: str, error: type[Exception], *, with_line: bool = False,
+               object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
+    """``text`` as JSON, or ``error`` naming ``where`` (and, ``with_line``, the line) and the cause;
+    ``object_pairs_hook`` as ``json.loads`` takes it (what an object naming a key twice becomes)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         raise error(f"{where}{f':{exc.lineno}' if with_line else ''}: not valid JSON ({exc.msg})") from None
     except RecursionError:

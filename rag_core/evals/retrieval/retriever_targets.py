@@ -6,12 +6,14 @@ The factory builds the retriever as its library's docs build it, and returns one
 - a pair ``(index, search)`` of callables (``index`` may be None: a service indexed already);
 - a callable: ``search`` alone.
 
-``index`` is given the suite's corpus once, as :class:`CorpusRecord` objects (the text every
-built-in store indexes: BEIR's ``title + " " + text``). ``search`` answers with the ranked
-document ids, best first, or with documents (objects or mappings) whose id the suite names with
-``id_field:`` (a dotted path: ``metadata.doc_id``); ``(document, score)`` pairs are read the same
-way. Either may be ``async def`` (awaited) and either may return any iterable. The suite's
-``settings:`` are passed to every ``search`` as keyword arguments, so a sweep can vary them.
+``index`` is given the suite's corpus once, every document in the dataset's order, those with no
+text too, each a :class:`CorpusRecord` holding the dataset's fields by key and by attribute
+(``doc["title"]``, ``doc.text``; ``doc.title_and_text`` is what the built-in stores index).
+``search`` answers with the ranked document ids, best first, or with documents (objects or
+mappings) whose id the suite names with ``id_field:`` (a dotted path: ``metadata.doc_id``);
+``(document, score)`` pairs are read the same way. Either may be ``async def`` (awaited); search
+may return any ordered iterable, lazy ones too, of which at most ``k`` items are read. The
+suite's ``settings:`` are passed to every ``search`` as keyword arguments, so a sweep can vary them.
 
 A factory with a parameter is given a :class:`RetrieverContext`: the suite's embedding cache
 (replayed vectors, no model or provider needed) and whether the run is emulated.
@@ -25,14 +27,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import numbers
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from rag_core.evals.common.paths import shown
+from rag_core.evals.retrieval.corpus_record import CorpusRecord
 
 
 class RetrieverTargetError(ValueError):
@@ -42,14 +46,6 @@ class RetrieverTargetError(ValueError):
     def __init__(self, message: str, cause: BaseException | None = None) -> None:
         super().__init__(message)
         self.cause = cause
-
-
-@dataclass(frozen=True)
-class CorpusRecord:
-    """One document of the suite's corpus, as ``index`` is given it."""
-
-    id: str
-    text: str
 
 
 @dataclass
@@ -93,10 +89,10 @@ class LoadedTarget:
         """The ids ``search`` returns for one query, best first, at most ``k``."""
         call = f"{self.where}: search() of query {query_id} ({_brief(text)})"
         try:
-            returned = settle(self.search(text, k, **self.settings))
-        except (Exception, SystemExit) as exc:
+            returned = settle(self.search(text, k, **self.settings), limit=k)
+            return ranked_ids(returned, self.id_field, call, limit=k)
+        except (Exception, SystemExit) as exc:  # a lazy ranking runs the program as it is read
             raise _failed(call, exc) from None
-        return ranked_ids(returned, self.id_field, call)[:k]
 
 
 def load_target(spec: str, id_field: str | None, settings: dict[str, Any], where: str,
@@ -150,15 +146,30 @@ def _takes_context(factory: Callable[..., Any]) -> bool:
 _MISSING = object()
 
 
-def ranked_ids(returned: Any, id_field: str | None, call: str) -> list[str]:
-    """The document ids of a search's answer, in its order; a RetrieverTargetError naming ``call``
-    when the answer is not a ranking (or names a document twice: a ranking lists each once)."""
+def ranked_ids(returned: Any, id_field: str | None, call: str, limit: int | None = None) -> list[str]:
+    """The document ids of a search's answer, in its order, the first ``limit`` of them (no more
+    is read: a lazy ranking may be endless); a RetrieverTargetError naming ``call`` when the
+    answer is not a ranking (unordered, or naming a document twice: a ranking lists each once)."""
     if isinstance(returned, (str, bytes, Mapping)) or not isinstance(returned, Iterable):
         raise RetrieverTargetError(f"{call} returned a {type(returned).__name__}: return the ranked documents "
                                    "(their ids, or documents with id_field: naming their id), best first")
+    if isinstance(returned, Set):  # set, frozenset, dict keys: an order that changes with PYTHONHASHSEED
+        raise RetrieverTargetError(f"{call} returned a {type(returned).__name__}, which has no order: its ranks "
+                                   "would change from one run to the next. Return the ranked documents in order, "
+                                   "best first (a list)")
+    items = returned if limit is None else itertools.islice(returned, limit)
+    try:
+        return _read_ranking(items, id_field, call)
+    finally:
+        if inspect.isgenerator(returned):  # what it holds open (a cursor, a connection) is let go now
+            returned.close()
+
+
+def _read_ranking(items: Iterable[Any], id_field: str | None, call: str) -> list[str]:
+    """Each item's document id, in order; a document named twice is an error."""
     ids: list[str] = []
     seen: dict[str, int] = {}
-    for rank, item in enumerate(returned, start=1):
+    for rank, item in enumerate(items, start=1):
         doc_id = _document_id(item, id_field, f"{call} returned, at rank {rank},")
         if doc_id in seen:
             raise RetrieverTargetError(f"{call} returned document {doc_id!r} twice (ranks {seen[doc_id]} and {rank}): "
@@ -193,21 +204,31 @@ def _document_id(item: Any, id_field: str | None, where: str) -> str:
 _LOOP: asyncio.AbstractEventLoop | None = None
 
 
-def settle(returned: Any) -> Any:
-    """A coroutine awaited, an async iterator collected; anything else as it is. One loop serves
-    the whole process: an async client made at import binds itself to the loop it first ran on."""
+def settle(returned: Any, limit: int | None = None) -> Any:
+    """A coroutine awaited, an async generator collected (its first ``limit`` items, no more
+    read); anything else as it is. One loop serves the whole process: an async client made at
+    import binds itself to the loop it first ran on."""
     global _LOOP
     if not (inspect.isawaitable(returned) or inspect.isasyncgen(returned)):
         return returned
     if _LOOP is None or _LOOP.is_closed():
         _LOOP = asyncio.new_event_loop()
     if inspect.isasyncgen(returned):
-        return _LOOP.run_until_complete(_collect(returned))
+        return _LOOP.run_until_complete(_collect(returned, limit))
     return _LOOP.run_until_complete(returned)
 
 
-async def _collect(stream: Any) -> list[Any]:
-    return [item async for item in stream]
+async def _collect(stream: Any, limit: int | None) -> list[Any]:
+    items: list[Any] = []
+    try:
+        if limit is None or limit > 0:
+            async for item in stream:
+                items.append(item)
+                if limit is not None and len(items) >= limit:
+                    break
+    finally:
+        await stream.aclose()
+    return items
 
 
 def _failed(what: str, exc: BaseException) -> RetrieverTargetError:

@@ -82,4 +82,4 @@ def recorded_result(suite: SuiteSpec, spec: RetrieverSpec, dataset: Dataset, emb
 
 
 def run_file_result(suite: SuiteSpec, spec: RetrieverSpec, dataset: Dataset, root: Path) -> RetrieverResult:
-    return score(suite, spec.name, dataset, rank_run_file(suite, spec, root))
+    return score(suite, spec.name, dataset, rank_run_file(suite, spec, dataset, root))

@@ -15,6 +15,7 @@
     baseline: fixtures/retrieval/baselines/scifact              # one JSON per retriever
     tolerance: 0.002                                            # allowed drop below the baseline
     significance: 0.05                                          # optional: a drop must also be significant
+    allow_unmatched: {documents: 0.01, queries: 0.75}           # optional: shares of ids that match nothing
     sweep:                                                      # optional: grids of a retriever's settings
       - {retriever: hybrid, grid: {hybrid_rrf_k: [10, 30, 60], candidate_depth: [100, 300]}, keep_best: ndcg@10}
 """
@@ -162,6 +163,17 @@ class SweepSpec(_Strict):
         return value
 
 
+class UnmatchedShares(_Strict):
+    """How much of what a retriever answers may match nothing in the dataset (0: none). Ids that
+    match nothing score 0 as if the retriever had ranked badly: mostly they are a mistake (the
+    wrong ``id_field:``, a run file of other ids), which must fail rather than pass or become a
+    baseline; a suite that knows of a share (an index holding more than the corpus, a run over
+    every query where one split is judged) allows it."""
+
+    documents: float = Field(0.0, ge=0, le=1)  # of the ids a retriever ranks, those of no corpus document
+    queries: float = Field(0.0, ge=0, le=1)  # of a run file's queries, those that match no judged query
+
+
 class SuiteSpec(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     description: str = ""
@@ -177,6 +189,7 @@ class SuiteSpec(_Strict):
     # a drop beyond the tolerance fails only if a paired randomization test over the per-query
     # scores gives p below this (None: every such drop fails); see significance.py
     significance: float | None = Field(None, gt=0, lt=1)
+    allow_unmatched: UnmatchedShares = Field(default_factory=UnmatchedShares)
     sweep: list[SweepSpec] = Field(default_factory=list)
 
     @field_validator("sweep", mode="before")

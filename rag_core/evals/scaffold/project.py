@@ -34,6 +34,14 @@ def test_golden_case(golden_case, golden_harness):
     golden_harness.check(golden_case)
 '''
 
+RETRIEVAL_TEST_MODULE = '''\
+"""Every retrieval suite under fixtures/retrieval/: one test per retriever (skipped while there is none)."""
+
+
+def test_retrieval(retrieval_target, retrieval_check):
+    retrieval_check(retrieval_target)
+'''
+
 # rag-core's pytest settings: name -> value (testpaths is a list of folders; the others are folders)
 SETTINGS: dict[str, str | list[str]] = {
     "testpaths": ["evals"],
@@ -368,6 +376,7 @@ def init_project(root: Path, install: str | None = None) -> InitResult:
         **dict(beside),
         "evals/__init__.py": "",
         "evals/test_goldens.py": TEST_MODULE,
+        "evals/test_retrieval.py": RETRIEVAL_TEST_MODULE,
         WORKFLOW_PATH: workflow(spec, example.extras),
     }
     result = InitResult(notes=list(example.notes))
