@@ -26,8 +26,8 @@ import vcr  # noqa: E402,F401
 
 from evals.benchmarks.report_screenshots import CHROMIUM, VIEWS, add_retrieval_suite, open_page, regress  # noqa: E402
 from rag_core.cli import main  # noqa: E402
-from rag_core.evals.runs.schema import (CaseEntry, Cost, FailureEntry, LiveRepeat, LiveSummary, RunOptions,  # noqa: E402
-                                        RunRecord)
+from rag_core.evals.runs.schema import (CaseEntry, Cost, FailureEntry, LiveRepeat, LiveSummary,  # noqa: E402
+                                        QueryEntry, RetrieverEntry, RunOptions, RunRecord)
 from rag_core.evals.runs.store import RunStore, new_id  # noqa: E402
 from tests.golden_project import project  # noqa: E402,F401  (project: a fixture)
 
@@ -245,3 +245,41 @@ def test_the_views_the_docs_show_exist():
     page = (Path(__file__).resolve().parents[1] / "docs" / "report.md").read_text(encoding="utf-8")
     for name, _, _ in VIEWS:
         assert f"images/{name}" in page and (Path(__file__).resolve().parents[1] / "docs" / "images" / name).is_file()
+
+
+def write_runs(folder: Path, *records: RunRecord) -> Path:
+    store = RunStore(folder)
+    for record in records:
+        store.write(record)
+    return folder
+
+
+def a_failure(where: str = "fixtures/goldens/a.golden.yaml", field: str = "system_prompt", **values) -> FailureEntry:
+    return FailureEntry("snapshot", "golden", where, field, has_values=True, **{
+        "golden": "Be brief.", "observed": "Be very brief.", "diff": "-Be brief.\n+Be very brief.\n", **values})
+
+
+def test_ids_named_like_an_objects_methods_open_their_own_case_and_query(tmp_path, browser):
+    """DATA.details["toString"] found Object.prototype.toString for a case with no details (it
+    passed): its view was blank, as was a query id no retriever has."""
+    page, _, _ = browser
+    names = ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"]
+    queries = [QueryEntry(name, f"text of {name}", {"ndcg@10": 0.5}, {"d1": 1}, [("d1", 1)]) for name in names[:2]]
+    retriever = RetrieverEntry("mini", "bm25", metrics={"ndcg@10": 0.5}, queries=queries)
+    cases = [CaseEntry(name, "passed") for name in names] + [
+        CaseEntry(f"{name}.failing", "failed", failures=[a_failure(message=f"{name} failed")]) for name in names]
+    runs = write_runs(tmp_path / "runs", RunRecord(id=new_id(), started="2025-03-01T10:00:00Z", retrieval=[retriever],
+                                                   cases=cases))
+    url = report(runs, tmp_path / "r.html")
+    for name in names:
+        page.goto(f"{url}#case/{name}")
+        assert page.locator("#case-title").inner_text().startswith(name)
+        assert "Every check of this case passed." in page.locator("#view").inner_text()
+        page.goto(f"{url}#case/{name}.failing")
+        assert page.locator(".failure").count() == 1 and f"{name} failed" in page.locator(".failure .message").inner_text()
+        page.goto(f"{url}#query/mini/bm25/{name}")
+        if name in names[:2]:
+            assert page.locator("#query-title").inner_text() == f"query {name}"
+            assert page.locator(".query-text").inner_text() == f"text of {name}"
+        else:
+            assert page.locator("#view").inner_text() == f"No query {name} for mini/bm25."

@@ -16,8 +16,8 @@ from rag_core.evals.runs import bounds
 from rag_core.evals.runs.compare import case_changes, case_kind, retriever_deltas
 from rag_core.evals.runs.failures import entry
 from rag_core.evals.runs.history import history, series
-from rag_core.evals.runs.schema import (SCHEMA_VERSION, CaseEntry, FailureEntry, GitState, QueryEntry, RecordError,
-                                        RetrieverEntry, RunOptions, RunRecord)
+from rag_core.evals.runs.schema import (SCHEMA_VERSION, CaseEntry, FailureEntry, GitState, LiveRepeat, LiveSummary,
+                                        QueryEntry, RecordError, RetrieverEntry, RunOptions, RunRecord)
 from rag_core.evals.runs.store import RunStore, is_record_name, load, new_id
 from rag_core.evals.runs.tally import tally
 
@@ -82,7 +82,7 @@ def test_a_newer_schema_or_another_file_is_refused_by_name():
         RunRecord.from_json({"schema": 99, "id": "x"}, "r.json")
     with pytest.raises(RecordError, match="r.json: not a rag-core run record"):
         RunRecord.from_json({"results": []}, "r.json")
-    with pytest.raises(RecordError, match="malformed"):
+    with pytest.raises(RecordError, match=r"r.json: not a run record rag-core can read: cases\[0\].id: is missing"):
         RunRecord.from_json({"schema": 1, "id": "x", "cases": [{"status": "failed"}]}, "r.json")
 
 
@@ -244,6 +244,108 @@ def test_a_record_is_found_by_name_prefix_path_or_as_the_newest_or_the_one_befor
         store.before(first)
     with pytest.raises(RecordError, match="no such run record"):
         store.resolve("nothing")
+
+
+# ------------------------------------------------------------------ every reader is total
+
+GOOD = {"schema": 1, "id": "20250301T100000.000Z-000001", "started": "2025-03-01T10:00:00Z",
+        "cases": [{"id": "a", "status": "failed", "failures": [{"check": "snapshot", "field": "system_prompt",
+                                                                 "golden": "G", "observed": "x"}]}]}
+# what an old, a hand-edited or a foreign record may hold, and the one line it is refused with: each
+# made report, view and merge end in a traceback (RecursionError, UnicodeEncodeError, TypeError) or
+# read it silently
+BAD_RECORDS = {
+    "deep": (json.dumps(GOOD).replace('"G"', "[" * 100_000 + "]" * 100_000), "nested deeper than 100 levels"),
+    "surrogate": (json.dumps(GOOD).replace('"id": "a"', '"id": "a\\ud800"'),
+                  r"cases[0].id holds a lone surrogate (\ud800), which is not text"),
+    "object id": (json.dumps(GOOD).replace('"id": "a"', '"id": {"x": 1}'),
+                  "cases[0].id: should be text, not an object ({'x': 1})"),
+    "text for a number": (json.dumps({**GOOD, "seconds": "3.5"}), "seconds: should be a number, not text ('3.5')"),
+    "NaN": (json.dumps({**GOOD, "seconds": float("nan")}), "NaN is not a JSON number"),
+    "status": (json.dumps(GOOD).replace('"status": "failed"', '"status": ["failed"]'), "cases[0].status: should be text"),
+    "metric": (json.dumps({**GOOD, "retrieval": [{"suite": "s", "retriever": "r", "metrics": {"ndcg@10": "high"}}]}),
+               "retrieval[0].metrics.ndcg@10: should be a number, not text"),
+}
+
+
+def bad_record(folder: Path, kind: str, name: str = "20250201T100000.000Z-00000b.json") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(BAD_RECORDS[kind][0], encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+def test_a_record_that_is_deep_has_odd_strings_or_wrong_types_is_refused_naming_the_file_and_the_field(tmp_path, kind):
+    path = bad_record(tmp_path, kind)
+    with pytest.raises(RecordError) as refused:
+        load(path)
+    assert str(refused.value).startswith(f"{path}: not a run record rag-core can read: ")
+    assert BAD_RECORDS[kind][1] in str(refused.value)
+
+
+def test_a_deep_value_rag_core_writes_reads_back():
+    """The bound is above what the writer makes: values are cut at 64 levels, inside a live run's failure."""
+    from rag_core.evals.runs.store import plain_json
+
+    deep: object = "leaf"
+    for _ in range(200):
+        deep = [deep]
+    repeat = LiveRepeat(0, False, failures=[entry(Failure("snapshot", "golden", "g.yaml", "requests", "m",
+                                                          golden=deep, observed="x"))])
+    live = LiveSummary(1, 0, 0.0, 1.0, 1.0, 1.0, 0, False, repeats=[repeat])
+    record = a_run([CaseEntry("a", "failed", live=live)])
+    text = json.dumps(record.to_json())
+    assert RunRecord.from_json(plain_json(text, "r.json")).cases[0].live.repeats[0].failures[0].observed == "x"
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+def test_report_leaves_an_unreadable_old_record_out_of_the_history_in_one_line_naming_it(tmp_path, capsys, kind):
+    from rag_core.cli import main
+
+    store = RunStore(tmp_path / "runs")
+    bad = bad_record(store.folder, kind)
+    store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    store.write(a_run([CaseEntry("a", "failed", failures=[a_failure()])], run_id="20250302T100000.000Z-000002"))
+    out = tmp_path / "report.html"
+    assert main(["report", "--runs-dir", str(store.folder), "--compare", "previous", "-o", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"rag-core: left out of the history: {bad}: "), err
+    assert BAD_RECORDS[kind][1] in err[0]
+    assert [p["id"] for p in page_data(out.read_text())["history"]["points"]] == [
+        "20250301T100000.000Z-000001", "20250302T100000.000Z-000002"]
+    # the reports its history links to say it once too, not once per page
+    assert main(["report", "--runs-dir", str(store.folder), "-o", str(tmp_path / "site" / "r.html"),
+                 "--history-pages"]) == 0
+    assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+@pytest.mark.parametrize("command", ["report", "compare", "view", "merge"])
+def test_an_unreadable_record_asked_for_is_refused_in_one_line_with_exit_status_2(tmp_path, capsys, monkeypatch,
+                                                                                   kind, command):
+    import rag_core.cli
+    from rag_core.cli import main
+
+    def served(server):  # what view would do with a record it read: serve it until stopped
+        server.close()
+        raise AssertionError("view served a record it should have refused")
+
+    monkeypatch.setattr(rag_core.cli, "_serve_until_stopped", served)
+
+    store = RunStore(tmp_path / "runs")
+    bad = bad_record(store.folder, kind)
+    good = store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    argv = {"report": ["report", str(bad), "-o", str(tmp_path / "r.html")],
+            "compare": ["report", "--compare", str(bad), "-o", str(tmp_path / "r.html")],
+            "view": ["view", str(bad), "--no-browser"],
+            "merge": ["merge", str(good), str(bad), "--runs-dir", str(tmp_path / "merged")]}[command]
+    if command != "merge":
+        argv += ["--runs-dir", str(store.folder)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"rag-core: error: {bad}: ") and BAD_RECORDS[kind][1] in err[0], err
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "merged").exists()
 
 
 # ------------------------------------------------------------------ comparing runs
@@ -438,6 +540,66 @@ def test_view_serves_the_page_on_loopback():
             assert answer.read() == b"<html>the report</html>"
     finally:
         server.close()
+
+
+def test_view_answers_only_requests_for_its_own_host(tmp_path):
+    """A page of another site rebinding its host name to 127.0.0.1 sends its own name in Host:"""
+    import socket
+
+    from rag_core.evals.report.serve import ReportServer
+
+    server = ReportServer("<html>the report</html>")
+    port = server.server.server_address[1]
+
+    def answer(host: str | None) -> tuple[int, bytes]:
+        # a plain socket: the request exactly as written (an HTTP client library adds a Host of its own)
+        request = "GET / HTTP/1.1\r\n" + (f"Host: {host}\r\n" if host is not None else "") + "Connection: close\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            connection.sendall(request.encode())
+            reply = b""
+            while chunk := connection.recv(65536):
+                reply += chunk
+        head, _, body = reply.partition(b"\r\n\r\n")
+        return int(head.split()[1]), body
+
+    try:
+        assert answer(f"127.0.0.1:{port}") == (200, b"<html>the report</html>")
+        assert answer(f"localhost:{port}") == (200, b"<html>the report</html>")
+        assert answer(f"LOCALHOST:{port}")[0] == 200  # host names are case-insensitive
+        for host in (f"rebind.attacker.example:{port}", "rebind.attacker.example", f"127.0.0.1:{port + 1}",
+                     "127.0.0.1", f"localhost.:{port}", f"[::1]:{port}", "", None):
+            status, body = answer(host)
+            assert status == 421 and b"the report" not in body, host
+        assert f"127.0.0.1:{port} or localhost:{port} only".encode() in answer("evil.example")[1]
+    finally:
+        server.close()
+
+
+def test_view_says_once_which_old_records_its_pages_leave_out(tmp_path):
+    """rag-core view itself: the record it serves, the history pages it builds, one line per bad record."""
+    import signal
+    import subprocess
+    import sys
+    from urllib.request import urlopen
+
+    store = RunStore(tmp_path / "runs")
+    bad = bad_record(store.folder, "deep")
+    first = store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    store.write(a_run([CaseEntry("a", "passed")], run_id="20250302T100000.000Z-000002"))
+    view = subprocess.Popen([sys.executable, "-m", "rag_core", "view", "--no-browser", "--runs-dir", str(store.folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = view.stdout.readline()
+        assert " on http://127.0.0.1:" in line, line + view.stderr.read()
+        url = line.split(" on ", 1)[1].strip()
+        with urlopen(url + f"{first.stem}.html", timeout=30) as answer:
+            assert page_data(answer.read().decode())["run"]["id"] == first.stem
+    finally:
+        view.send_signal(signal.SIGTERM)
+        _, err = view.communicate(timeout=30)
+    assert view.returncode == 0
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"rag-core: left out of the history: {bad}: "), err
 
 
 def page_data(html: str) -> dict:

@@ -10,8 +10,12 @@
   // what each view keeps while the user moves between views
   const state = {
     cases: { filter: "all", search: "", sort: null, dir: 1, page: 0 },
-    queries: {},  // "suite/retriever" -> { search, sort, dir, page }
+    queries: new Map(),  // "suite/retriever" -> { search, sort, dir, page }
   };
+  // a value of the data looked up by a name from the data (a case id, a query id, a metric): only
+  // the object's own keys, so an id such as "toString" or "constructor" finds its own entry or
+  // none, never a method every object inherits
+  const own = (map, key) => (map && Object.prototype.hasOwnProperty.call(map, key) ? map[key] : undefined);
 
   // ------------------------------------------------------------------ DOM helpers
   function el(tag, attrs, ...children) {
@@ -277,7 +281,7 @@
   function caseView(main, id) {
     const row = DATA.cases.find((c) => c.id === id);
     if (!row) { main.append(el("p", { class: "empty", text: "No case " + id + " in this run." })); return; }
-    const detail = DATA.details[id] || { reason: "", fixes: [], failures: [] };
+    const detail = own(DATA.details, id) || { reason: "", fixes: [], failures: [] };
     main.append(
       el("p", {}, link("cases", "‹ all cases")),
       el("h2", { id: "case-title" }, id + " ", badge(row.status), COMPARED && row.change && row.change !== "same" ? [" ", badge(row.change)] : null),
@@ -302,9 +306,9 @@
         el("td", {}, link(hashOf("retrieval", suite.suite, r.name), r.name)),
         el("td", {}, badge(r.gate), r.delta && r.delta.gate_before !== r.gate ? el("span", { class: "muted", text: " was " + r.delta.gate_before }) : null),
         suite.metrics.map((m) => {
-          const value = r.metrics[m];
-          const change = r.delta && r.delta.metrics[m];
-          const best = value !== undefined && Math.abs(value - suite.best[m]) < 1e-12;
+          const value = own(r.metrics, m);
+          const change = r.delta && own(r.delta.metrics, m);
+          const best = value !== undefined && Math.abs(value - own(suite.best, m)) < 1e-12;
           return el("td", { class: "num", "data-metric": m },
             el("span", { class: "value" + (best ? " best" : ""), title: best ? "best of the suite" : null, text: fmt(value) }),
             change ? deltaSpan(value, change.before) : null,
@@ -383,8 +387,8 @@
   function changeChart(suite, r) {
     if (!COMPARED || !r.delta) return null;
     const primary = suite.metrics[0];
-    const changes = Object.entries(r.queries).filter(([, q]) => q.before !== undefined && q.metrics[primary] !== undefined)
-      .map(([id, q]) => ({ id: id, now: q.metrics[primary], before: q.before, delta: q.metrics[primary] - q.before }))
+    const changes = Object.entries(r.queries).filter(([, q]) => q.before !== undefined && own(q.metrics, primary) !== undefined)
+      .map(([id, q]) => ({ id: id, now: own(q.metrics, primary), before: q.before, delta: own(q.metrics, primary) - q.before }))
       .sort((a, b) => a.delta - b.delta || (a.id < b.id ? -1 : 1));
     if (!changes.some((c) => Math.abs(c.delta) > 1e-12)) return null;  // nothing moved: the table's 0 says it
     const width = 460, height = 180, left = 38, right = 10, top = 10, bottom = 12;
@@ -397,7 +401,7 @@
     const bars = changes.map((c, n) => {
       const kind = c.delta < -1e-12 ? "worse" : c.delta > 1e-12 ? "better" : "same";
       const x = left + n * step;
-      const text = (suite.queries[c.id] || {}).text || "(no text recorded)";
+      const text = (own(suite.queries, c.id) || {}).text || "(no text recorded)";
       const bar = svg("g", { class: "qbar " + kind, "data-query": c.id, tabindex: "0",
         "aria-label": c.id + ": " + text + ", " + primary + " " + fmt(c.before) + " to " + fmt(c.now) },
         svg("rect", { class: "hit", x: x, y: top, width: Math.max(step, 1), height: height - top - bottom }),
@@ -423,16 +427,16 @@
     if (!r) { main.append(el("p", { class: "empty", text: "No retriever " + suiteName + "/" + name + " in this run." })); return; }
     const key = suiteName + "/" + name;
     const primary = suite.metrics[0];
-    const view = state.queries[key] || (state.queries[key] = {
-      search: "", page: 0, sort: COMPARED && r.delta ? "delta" : primary, dir: 1 });
+    if (!state.queries.has(key)) state.queries.set(key, { search: "", page: 0, sort: COMPARED && r.delta ? "delta" : primary, dir: 1 });
+    const view = state.queries.get(key);
     main.append(el("p", {}, link("retrieval", "‹ all suites")),
       el("h2", { id: "retriever-title", text: key }),
       el("p", { class: "muted", text: COMPARED && r.delta ? "queries sorted by their change in " + primary + " since BASE, worst first; " + r.delta.worse + " got worse"
         : "queries sorted by " + primary + ", lowest first" }));
     const rows = Object.entries(r.queries).map(([id, q]) => ({
-      id: id, text: (suite.queries[id] || {}).text || "", metrics: q.metrics,
+      id: id, text: (own(suite.queries, id) || {}).text || "", metrics: q.metrics,
       before: q.before === undefined ? null : q.before,
-      delta: q.before === undefined || q.metrics[primary] === undefined ? null : q.metrics[primary] - q.before,
+      delta: q.before === undefined || own(q.metrics, primary) === undefined ? null : own(q.metrics, primary) - q.before,
     }));
     const holder = el("div", { id: "queries-table" });
     main.append(el("div", { class: "toolbar" }, el("input", { type: "search", placeholder: "search query ids and texts",
@@ -445,12 +449,12 @@
       const words = view.search.toLowerCase().split(/\s+/).filter(Boolean);
       let shownRows = rows.filter((q) => words.every((w) => q.id.toLowerCase().includes(w) || q.text.toLowerCase().includes(w)));
       const metric = suite.metrics.includes(view.sort);
-      shownRows = sortRows(shownRows, metric ? (q) => q.metrics[view.sort] : view.sort, view.dir);
+      shownRows = sortRows(shownRows, metric ? (q) => own(q.metrics, view.sort) : view.sort, view.dir);
       const page = shownRows.slice(view.page * PAGE_SIZE, (view.page + 1) * PAGE_SIZE);
       const body = el("tbody", {}, page.map((q) => el("tr", { class: "clickable query-row", "data-query": q.id,
         onclick: () => { location.hash = hashOf("query", suiteName, name, q.id); } },
         el("td", {}, link(hashOf("query", suiteName, name, q.id), q.id)), el("td", { text: q.text }),
-        suite.metrics.map((m) => el("td", { class: "num", text: fmt(q.metrics[m]) })),
+        suite.metrics.map((m) => el("td", { class: "num", text: fmt(own(q.metrics, m)) })),
         COMPARED && r.delta ? [el("td", { class: "num", text: fmt(q.before) }),
           el("td", { class: "num " + (q.delta < 0 ? "down" : q.delta > 0 ? "up" : "muted"), text: q.delta === null ? "–" : signed(q.delta) })] : null)));
       holder.replaceChildren(el("table", { id: "queries" }, el("thead", {}, headerRow(columns, view, draw)), body),
@@ -462,14 +466,14 @@
   function queryView(main, suiteName, name, id) {
     const suite = DATA.retrieval.find((s) => s.suite === suiteName);
     const r = suite && suite.retrievers.find((x) => x.name === name);
-    const q = r && r.queries[id];
+    const q = r && own(r.queries, id);
     if (!q) { main.append(el("p", { class: "empty", text: "No query " + id + " for " + suiteName + "/" + name + "." })); return; }
-    const info = suite.queries[id] || { text: "", judged: {} };
+    const info = own(suite.queries, id) || { text: "", judged: {} };
     const primary = suite.metrics[0];
     main.append(el("p", {}, link(hashOf("retrieval", suiteName, name), "‹ " + suiteName + "/" + name)),
       el("h2", { id: "query-title", text: "query " + id }),
       el("blockquote", { class: "query-text", text: info.text || "(no text recorded)" }),
-      el("p", {}, suite.metrics.map((m) => el("span", { class: "mono" }, m + " " + fmt(q.metrics[m]) + "  ")),
+      el("p", {}, suite.metrics.map((m) => el("span", { class: "mono" }, m + " " + fmt(own(q.metrics, m)) + "  ")),
         q.before !== undefined ? el("span", { class: "mono" }, "(" + primary + " in BASE " + fmt(q.before) + ")") : null));
     const judged = Object.entries(info.judged);
     main.append(el("h3", { text: "judged documents (" + judged.length + ")" }),
@@ -481,7 +485,7 @@
         }))));
     main.append(el("h3", { text: "top " + q.top.length + " returned" }),
       el("ol", { class: "ranking" }, q.top.map((doc) => {
-        const grade = info.judged[doc];
+        const grade = own(info.judged, doc);
         const hit = grade !== undefined && grade > 0;
         return el("li", { class: hit ? "hit" : "miss" }, el("span", { class: "mono", text: doc }),
           hit ? " ✓ relevant (grade " + grade + ")" : grade === 0 ? " judged not relevant" : " not judged");
@@ -501,7 +505,7 @@
     const pageOf = (i) => points[i].page;
     const charts = [lineChart("pass rate", [{ name: "pass rate", values: points.map((p) => p.pass_rate) }], points.length, 0, 1, titleOf, pageOf, current)];
     for (const name of h.series) {
-      const values = points.map((p) => (p.metrics[name] === undefined ? null : p.metrics[name]));
+      const values = points.map((p) => (own(p.metrics, name) === undefined ? null : own(p.metrics, name)));
       const known = values.filter((v) => v !== null);
       const low = Math.max(0, Math.min(...known) - 0.05), high = Math.min(1, Math.max(...known) + 0.05);
       charts.push(lineChart(name, [{ name: name, values: values }], points.length, low, high, titleOf, pageOf, current));
@@ -516,7 +520,7 @@
       el("td", { text: p.started }), el("td", { class: "mono", text: p.commit ? p.commit.slice(0, 10) + (p.dirty ? " (dirty)" : "") : "–" }),
       el("td", { class: "num", text: String(p.cases) }), el("td", { class: "num", text: String(p.failed) }),
       el("td", { class: "num", text: p.pass_rate === null ? "–" : Math.round(p.pass_rate * 1000) / 10 + "%" }),
-      h.series.map((s) => el("td", { class: "num", text: fmt(p.metrics[s]) })))))));
+      h.series.map((s) => el("td", { class: "num", text: fmt(own(p.metrics, s)) })))))));
   }
 
   // ------------------------------------------------------------------ routing
