@@ -332,14 +332,16 @@ def build_parser() -> argparse.ArgumentParser:
                            "path (default: a placeholder the workflow refuses until it is filled in)")
     init.set_defaults(run=_init)
 
+    from rag_core.evals.report.html import DEFAULT_OUTPUT
+
     report = commands.add_parser(
         "report", help="a run record as one self-contained HTML page",
         description="Write the report of a run record (pytest evals/ writes one per session): summary, cases "
                     "with their golden | observed diffs, retrieval suites, history; with --compare, what changed "
                     "since BASE. One HTML file with nothing to fetch: open it from disk or a CI artifact.")
     _add_report_arguments(report)
-    report.add_argument("-o", "--output", type=Path, default=Path(".rag-core/report.html"), metavar="FILE",
-                        help="where to write it (default: .rag-core/report.html)")
+    report.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTPUT), metavar="FILE",
+                        help=f"where to write it (default: {DEFAULT_OUTPUT})")
     report.add_argument("--history-pages", action="store_true",
                         help="also write the report of each earlier run of the history beside FILE, as "
                              "<run>.html: the history's points link to them")

@@ -348,6 +348,17 @@ def test_an_unreadable_record_asked_for_is_refused_in_one_line_with_exit_status_
     assert not (tmp_path / "r.html").exists() and not (tmp_path / "merged").exists()
 
 
+def test_a_hand_cut_value_that_is_no_text_is_shown_as_yaml(tmp_path):
+    from rag_core.cli import main
+
+    store = RunStore(tmp_path)
+    store.write(a_run([CaseEntry("a", "failed", failures=[a_failure(golden={"instructions": ["Be brief."]},
+                                                                    truncated={"golden": 70_000})])]))
+    assert main(["report", "--runs-dir", str(tmp_path), "-o", str(tmp_path / "r.html")]) == 0
+    rows = page_data((tmp_path / "r.html").read_text())["details"]["a"]["failures"][0]["rows"]
+    assert rows == [["~", "instructions:", "Be very brief."], ["-", "- Be brief.", None]]
+
+
 # ------------------------------------------------------------------ comparing runs
 
 
@@ -392,6 +403,56 @@ def test_retriever_deltas_name_the_worst_queries_first_with_the_p_value():
     assert deltas[1].metrics[0].p == 1.0 and deltas[1].worse == []
 
 
+def test_timing_within_the_noise_band_is_noise_and_beyond_it_slower_or_faster():
+    from rag_core.evals.report.view import build
+    from rag_core.evals.runs.compare import timing_change
+
+    assert timing_change(3.5, 3.1) == "noise"  # an unchanged replay's +0.4 s
+    assert timing_change(49.0, 40.0) == "noise" and timing_change(51.0, 40.0) == "slower"  # a quarter of 40 s
+    assert timing_change(1.0, 4.0) == "faster" and timing_change(2.6, 3.8) == "noise"  # within 2 s
+    base, run = a_run([CaseEntry("a", "passed")]), a_run([CaseEntry("a", "passed")])
+    run.seconds, base.seconds = 3.5, 3.1
+    assert build(run, base)["summary"]["timing"] == "noise" and build(run)["summary"]["timing"] is None
+
+
+@pytest.mark.parametrize(("options", "exit_status", "kind"), [
+    (RunOptions(args=["evals"]), 1, "replay"),
+    (RunOptions(args=["evals/", "-n", "2", "-p", "no:randomly"]), 0, "replay"),
+    (RunOptions(args=["evals", "--case", "with_tool"]), 0, "selection"),
+    (RunOptions(args=["evals", "--case=with_tool"]), 0, "selection"),
+    (RunOptions(args=["evals", "-kpad_thai"]), 0, "selection"),
+    (RunOptions(args=["evals/test_goldens.py::test_golden_case[with_tool]"]), 0, "selection"),
+    (RunOptions(args=["evals", "-vx"]), 1, "selection"),
+    (RunOptions(args=["evals", "--lf"]), 0, "selection"),
+    (RunOptions(record_mode="once", emulator=True), 0, "recording"),
+    (RunOptions(live=True, repeat=5), 0, "live"),
+    (RunOptions(update_goldens=True), 0, "update-goldens"),
+    (RunOptions(args=["evals"]), 2, "cut short"),
+])
+def test_each_history_point_says_what_kind_of_run_it_was(options, exit_status, kind):
+    from rag_core.evals.runs.history import run_kind
+
+    run = a_run([CaseEntry("a", "passed")])
+    run.options, run.exit_status = options, exit_status
+    assert run_kind(run) == kind
+    assert history([run])[0].comparable is (kind == "replay")
+
+
+def test_the_history_draws_the_pass_rate_of_full_replays_only():
+    """A recording, a --case subset and a replay drawn on one line zigzagged without meaning."""
+    from rag_core.evals.report.view import build
+
+    replay = a_run([CaseEntry("a", "passed"), CaseEntry("b", "failed", failures=[a_failure()])])
+    subset = a_run([CaseEntry("a", "passed")])
+    subset.options = RunOptions(args=["evals", "--case", "a"])
+    recording = a_run([CaseEntry("a", "new"), CaseEntry("b", "new")])
+    recording.options = RunOptions(record_mode="once", emulator=True)
+    points = build(replay, earlier=[recording, subset, replay])["history"]["points"]
+    assert [(p["kind"], p["comparable"], p["pass_rate"]) for p in points] == [
+        ("recording", False, 1.0), ("selection", False, 1.0), ("replay", True, 0.5)]
+    assert [p["kind_words"] for p in points] == ["recording", "replay of a selection", "full replay"]
+
+
 def test_history_has_the_pass_rate_and_each_gated_metric():
     runs = [a_run([CaseEntry("a", "passed"), CaseEntry("b", "failed"), CaseEntry("c", "skipped")], [a_retriever()]),
             a_run([CaseEntry("a", "passed"), CaseEntry("b", "passed")], [a_retriever(scores={"q1": 1.0})])]
@@ -411,6 +472,14 @@ def test_side_by_side_rows_pair_changed_lines_and_fold_long_unchanged_stretches(
     assert shown[1:4] == [("=", f"line {n}", f"line {n}") for n in range(3)]
     assert shown[4] == ("…", "14 unchanged lines", None)
     assert shown[-2:] == [("~", "end", "the end"), ("+", None, "more")]
+
+
+def test_a_fold_keeps_the_unchanged_lines_it_hides_so_the_page_can_open_it():
+    golden = "\n".join(["Be brief."] + [f"line {n}" for n in range(20)] + ["end"])
+    observed = "\n".join(["Be very brief."] + [f"line {n}" for n in range(20)] + ["the end"])
+    fold = rows(golden, observed)[4]
+    assert fold.to_json() == ["…", "14 unchanged lines", None, [f"line {n}" for n in range(3, 17)]]
+    assert rows("a", "b")[0].to_json() == ["~", "a", "b"]  # a row without a fold stays three long
 
 
 # ------------------------------------------------------------------ through pytest
@@ -573,6 +642,69 @@ def test_view_answers_only_requests_for_its_own_host(tmp_path):
         assert f"127.0.0.1:{port} or localhost:{port} only".encode() in answer("evil.example")[1]
     finally:
         server.close()
+
+
+def test_report_refuses_to_compare_a_run_with_itself(tmp_path, capsys):
+    from rag_core.cli import main
+
+    store = RunStore(tmp_path / "runs")
+    store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    second = store.write(a_run([CaseEntry("a", "passed")], run_id="20250302T100000.000Z-000002"))
+    out = tmp_path / "r.html"
+    for given in ("20250302", str(second), second.stem):
+        assert main(["report", "--runs-dir", str(store.folder), "--compare", given, "-o", str(out)]) == 2
+        assert f"--compare {given}: names the run being reported ({second.name})" in capsys.readouterr().err
+    copy = tmp_path / "copy.json"
+    copy.write_text(second.read_text())
+    assert main(["report", "--runs-dir", str(store.folder), "--compare", str(copy), "-o", str(out)]) == 2
+    assert f"is a copy of the run being reported ({second}" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["report", "--runs-dir", str(store.folder), "--compare", "previous", "-o", str(out)]) == 0
+    assert page_data(out.read_text())["base"]["label"] == "the previous run"
+
+
+def test_the_page_names_the_run_it_compares_with_in_words():
+    from rag_core.evals.report.html import base_label
+
+    old, new = a_run([], run_id="20250301T100000.000Z-000001"), a_run([], run_id="20250302T100000.000Z-000002")
+    assert base_label(new, old, previous=True) == "the previous run"
+    assert base_label(new, old, previous=False) == "the earlier run" and base_label(old, new, False) == "the later run"
+
+
+def test_the_docs_table_names_every_change_a_case_can_show():
+    import typing
+
+    from rag_core.evals.runs.compare import ChangeKind
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "report.md").read_text(encoding="utf-8")
+    table = page.split("### How a case changed", 1)[1].split("\n## ", 1)[0]
+    for kind in typing.get_args(ChangeKind):
+        assert f"\n| {kind} |" in table, kind
+
+
+def test_the_summary_links_the_report_where_rag_core_report_writes_it(project, monkeypatch):
+    """The summary linked rag-core-report.html#case/… while rag-core report wrote .rag-core/report.html."""
+    from urllib.parse import unquote, urlsplit
+
+    from rag_core.cli import main
+
+    for name in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID", "RAG_CORE_REPORT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    record(project)
+    case = project.path / "fixtures" / "goldens" / "with_markdown.yaml"
+    case.write_text(case.read_text().replace("Be brief.", "Be very brief."))
+    (project.path / "ci").mkdir()
+    project.runpytest("evals", "--golden-report=ci/summary.md").assert_outcomes(passed=1, failed=1)
+    monkeypatch.chdir(project.path)
+    assert main(["report"]) == 0  # its defaults: the newest record, .rag-core/report.html
+    summary = project.path / "ci" / "summary.md"
+    link = summary.read_text().split("[open this case](", 1)[1].split(")", 1)[0]
+    assert link == "../.rag-core/report.html#case/with_markdown"
+    target = urlsplit(link)
+    page = (summary.parent / unquote(target.path)).resolve()
+    assert page == (project.path / ".rag-core" / "report.html").resolve() and page.is_file()
+    assert target.fragment == "case/with_markdown"
+    assert "with_markdown" in page_data(page.read_text())["details"]
 
 
 def test_view_says_once_which_old_records_its_pages_leave_out(tmp_path):

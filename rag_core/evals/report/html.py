@@ -17,6 +17,9 @@ from typing import Any, Callable, Iterable
 from rag_core.evals.runs.schema import RecordError, RunRecord
 
 HISTORY = 20  # runs the history shows, the reported one included
+# where ``rag-core report`` writes the page unless told (relative to where it is run): the markdown
+# summary links the report there, relative to the summary, unless CI names another place
+DEFAULT_OUTPUT = ".rag-core/report.html"
 _SLOT = re.compile(r"/\*@(style|script|data|title)@\*/")
 
 
@@ -89,7 +92,13 @@ def report_for(folder: Path, run: str | None = None, compare: str | None = None,
     base = None
     if compare is not None:
         base_path = store.before(run_path) if compare == "previous" else store.resolve(compare)
+        if base_path.resolve() == run_path.resolve():
+            raise RecordError(f"--compare {compare}: names the run being reported ({run_path.name}); compare it "
+                              "with another run (previous: the one before it)")
         base = read(base_path)
+        if base.id == record.id:
+            raise RecordError(f"--compare {compare}: {base_path} is a copy of the run being reported ({run_path}, "
+                              f"run {record.id}); compare it with another run (previous: the one before it)")
     earlier: list[tuple[Path, RunRecord]] = []
     skipped: list[str] = []
     if run_path.parent.resolve() == store.folder.resolve():
@@ -100,8 +109,17 @@ def report_for(folder: Path, run: str | None = None, compare: str | None = None,
                 skipped.append(f"left out of the history: {exc}")
     pages = {old.id: page_name(path) for path, old in earlier} if linked else {}
     title = f"rag-core run {record.id}" + (f" vs {base.id}" if base else "")
-    embedded = page(build(record, base, [*(old for _, old in earlier), record], pages), title)
+    label = base_label(record, base, compare == "previous") if base else None
+    embedded = page(build(record, base, [*(old for _, old in earlier), record], pages, label), title)
     return Report(embedded, run_path, base_path, [path for path, _ in earlier], skipped)
+
+
+def base_label(run: RunRecord, base: RunRecord, previous: bool) -> str:
+    """How the page names the run it compares with, in words rather than the command line's BASE:
+    record ids start with their UTC time, so they say which came first."""
+    if previous:
+        return "the previous run"
+    return "the earlier run" if base.id < run.id else "the later run"
 
 
 class HistoryPages:
