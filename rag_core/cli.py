@@ -162,15 +162,32 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _report_html(args: argparse.Namespace, linked: bool) -> Any:
+    """The report asked for; each record its history leaves out is said, in one line on stderr."""
     from rag_core.evals.report.html import report_for
     from rag_core.evals.runs.schema import RecordError
 
     if args.history < 1:
         raise UsageError(f"--history {args.history}: give at least 1 run")
     try:
-        return report_for(args.runs_dir, args.record, args.compare, args.history, linked=linked)
+        report = report_for(args.runs_dir, args.record, args.compare, args.history, linked=linked)
     except RecordError as exc:
         raise UsageError(str(exc)) from None
+    for line in report.skipped:
+        _warn(line)
+    return report
+
+
+def _warn(line: str) -> None:
+    print(f"rag-core: {line}", file=sys.stderr, flush=True)
+
+
+def _history_pages(args: argparse.Namespace, report: Any) -> Any:
+    """The reports its history links to, told once of each record they leave out (the page's
+    own were told already)."""
+    from rag_core.evals.report.html import HistoryPages
+
+    return HistoryPages(args.runs_dir, compared=args.compare is not None, history=args.history, warn=_warn,
+                        said=report.skipped)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -183,16 +200,17 @@ def _report(args: argparse.Namespace) -> int:
     against = f" against {report.base.name}" if report.base else ""
     print(f"wrote {args.output} ({len(report.html.encode()) / 1024:,.0f} KB): run {report.run.name}{against}")
     if args.history_pages:
-        _write_history_pages(args, report.history)
+        _write_history_pages(args, report)
     return 0
 
 
-def _write_history_pages(args: argparse.Namespace, history: list[Path]) -> None:
+def _write_history_pages(args: argparse.Namespace, page: Any) -> None:
     """The report of each earlier run of the history beside the page, where its point links."""
-    from rag_core.evals.report.html import HistoryPages, page_name, render_page
+    from rag_core.evals.report.html import page_name, render_page
     from rag_core.evals.runs.schema import RecordError
 
-    pages = HistoryPages(args.runs_dir, compared=args.compare is not None, history=args.history)
+    pages = _history_pages(args, page)
+    history = page.history
     for record in history:
         target = args.output.parent / page_name(record)
         try:
@@ -252,12 +270,9 @@ def _view(args: argparse.Namespace) -> int:
 
     from rag_core.evals.report.serve import ReportServer
 
-    from rag_core.evals.report.html import HistoryPages
-
     report = _report_html(args, linked=True)  # the server builds the runs' pages its history links to
     try:
-        server = ReportServer(report.html, args.port,
-                              pages=HistoryPages(args.runs_dir, args.compare is not None, args.history).page)
+        server = ReportServer(report.html, args.port, pages=_history_pages(args, report).page)
     except OSError as exc:
         raise UsageError(f"port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})") from None
     print(f"rag-core report of {report.run.name} on {server.url}", flush=True)
@@ -344,14 +359,16 @@ def build_parser() -> argparse.ArgumentParser:
                            "path (default: a placeholder the workflow refuses until it is filled in)")
     init.set_defaults(run=_init)
 
+    from rag_core.evals.report.html import DEFAULT_OUTPUT
+
     report = commands.add_parser(
         "report", help="a run record as one self-contained HTML page",
         description="Write the report of a run record (pytest evals/ writes one per session): summary, cases "
                     "with their golden | observed diffs, retrieval suites, history; with --compare, what changed "
                     "since BASE. One HTML file with nothing to fetch: open it from disk or a CI artifact.")
     _add_report_arguments(report)
-    report.add_argument("-o", "--output", type=Path, default=Path(".rag-core/report.html"), metavar="FILE",
-                        help="where to write it (default: .rag-core/report.html)")
+    report.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTPUT), metavar="FILE",
+                        help=f"where to write it (default: {DEFAULT_OUTPUT})")
     report.add_argument("--history-pages", action="store_true",
                         help="also write the report of each earlier run of the history beside FILE, as "
                              "<run>.html: the history's points link to them")

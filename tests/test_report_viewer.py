@@ -26,8 +26,8 @@ import vcr  # noqa: E402,F401
 
 from evals.benchmarks.report_screenshots import CHROMIUM, VIEWS, add_retrieval_suite, open_page, regress  # noqa: E402
 from rag_core.cli import main  # noqa: E402
-from rag_core.evals.runs.schema import (CaseEntry, Cost, FailureEntry, LiveRepeat, LiveSummary, RunOptions,  # noqa: E402
-                                        RunRecord)
+from rag_core.evals.runs.schema import (CaseEntry, Cost, FailureEntry, GitState, LiveRepeat, LiveSummary,  # noqa: E402
+                                        QueryEntry, RetrieverEntry, RunOptions, RunRecord)
 from rag_core.evals.runs.store import RunStore, new_id  # noqa: E402
 from tests.golden_project import project  # noqa: E402,F401  (project: a fixture)
 
@@ -133,8 +133,12 @@ def test_a_person_finds_the_failing_case_reads_its_diff_and_finds_what_regressed
     page.screenshot(path=str(screenshots / "6-query.png"), full_page=True)
 
     page.click("#tab-history")
-    assert page.locator("#history-charts .chart").first.locator("circle").count() == 3
-    assert page.locator("#history tbody tr").count() == 3
+    # the pass rate of full replays only: the recording (every golden new) is listed, not drawn
+    assert page.locator("#history-charts .chart").first.locator("circle").count() == 2
+    assert texts(page, "#history tbody td.kind") == ["full replay", "full replay", "recording"]  # newest first
+    about = page.locator("#history-about").inner_text()
+    assert "the table lists the newest first" in about and "drawn for full replays only (2 of 3)" in about
+    assert "(this run)" in page.locator("#history tbody tr").first.inner_text()
     page.screenshot(path=str(screenshots / "7-history.png"), full_page=True)
 
 
@@ -171,7 +175,8 @@ def test_a_link_opens_a_case_a_bar_shows_its_query_and_a_history_point_opens_its
     page.click("#tab-history")
     page.locator("#history tbody a.run-link").first.wait_for()  # the tab is drawn after the click
     assert page.locator("#history tbody a.run-link").count() == 2  # this run is the page itself
-    page.locator("#history-charts .chart").first.locator("a.run-link circle").first.click()
+    # a metric's chart draws every run (the pass rate's, full replays only: not the first, a recording)
+    page.locator("#history-charts .chart").nth(1).locator("a.run-link circle").first.click()
     page.wait_for_url(f"**/{first.stem}.html")
     assert page.locator("#title").inner_text() == f"rag-core run {first.stem}"
 
@@ -245,3 +250,103 @@ def test_the_views_the_docs_show_exist():
     page = (Path(__file__).resolve().parents[1] / "docs" / "report.md").read_text(encoding="utf-8")
     for name, _, _ in VIEWS:
         assert f"images/{name}" in page and (Path(__file__).resolve().parents[1] / "docs" / "images" / name).is_file()
+
+
+def write_runs(folder: Path, *records: RunRecord) -> Path:
+    store = RunStore(folder)
+    for record in records:
+        store.write(record)
+    return folder
+
+
+def a_failure(where: str = "fixtures/goldens/a.golden.yaml", field: str = "system_prompt", **values) -> FailureEntry:
+    return FailureEntry("snapshot", "golden", where, field, has_values=True, **{
+        "golden": "Be brief.", "observed": "Be very brief.", "diff": "-Be brief.\n+Be very brief.\n", **values})
+
+
+def test_ids_named_like_an_objects_methods_open_their_own_case_and_query(tmp_path, browser):
+    """DATA.details["toString"] found Object.prototype.toString for a case with no details (it
+    passed): its view was blank, as was a query id no retriever has."""
+    page, _, _ = browser
+    names = ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"]
+    queries = [QueryEntry(name, f"text of {name}", {"ndcg@10": 0.5}, {"d1": 1}, [("d1", 1)]) for name in names[:2]]
+    retriever = RetrieverEntry("mini", "bm25", metrics={"ndcg@10": 0.5}, queries=queries)
+    cases = [CaseEntry(name, "passed") for name in names] + [
+        CaseEntry(f"{name}.failing", "failed", failures=[a_failure(message=f"{name} failed")]) for name in names]
+    runs = write_runs(tmp_path / "runs", RunRecord(id=new_id(), started="2025-03-01T10:00:00Z", retrieval=[retriever],
+                                                   cases=cases))
+    url = report(runs, tmp_path / "r.html")
+    for name in names:
+        page.goto(f"{url}#case/{name}")
+        assert page.locator("#case-title").inner_text().startswith(name)
+        assert "Every check of this case passed." in page.locator("#view").inner_text()
+        page.goto(f"{url}#case/{name}.failing")
+        assert page.locator(".failure").count() == 1 and f"{name} failed" in page.locator(".failure .message").inner_text()
+        page.goto(f"{url}#query/mini/bm25/{name}")
+        if name in names[:2]:
+            assert page.locator("#query-title").inner_text() == f"query {name}"
+            assert page.locator(".query-text").inner_text() == f"text of {name}"
+        else:
+            assert page.locator("#view").inner_text() == f"No query {name} for mini/bm25."
+
+
+def test_a_compared_page_names_the_earlier_run_in_words_and_keeps_timing_noise_uncoloured(tmp_path, browser):
+    """After --compare previous the page said BASE (the command line's word), coloured an unchanged
+    replay's +0.4 s as a regression, said "not in git" of a run outside any repository and offered
+    a Retrieval tab in a project without suites."""
+    page, _, _ = browser
+    cases = [CaseEntry("a", "passed"), CaseEntry("b", "failed", failures=[a_failure()])]
+    runs = write_runs(tmp_path / "runs",
+                      RunRecord(id="20250301T100000.000Z-000001", started="2025-03-01T10:00:00Z", seconds=3.1,
+                                cases=[CaseEntry("a", "passed"), CaseEntry("b", "passed")]),
+                      RunRecord(id="20250302T100000.000Z-000002", started="2025-03-02T10:00:00Z", seconds=3.5, cases=cases))
+    page.goto(report(runs, tmp_path / "r.html", "--compare", "previous"))
+    assert "BASE" not in page.locator("body").inner_text()
+    assert "changed since the previous run" in page.locator("[data-card=changed]").inner_text()
+    assert page.locator("#cases thead").inner_text().split("\t")[2].strip() == "in the previous run"
+    seconds = page.locator("[data-card=seconds] .label span")
+    assert seconds.inner_text() == " (+0.4, noise)" and seconds.get_attribute("class") == "muted"
+    assert "commit none recorded (not run in a git repository, or without git)" in page.locator("#meta").inner_text()
+    assert not page.locator("#tab-retrieval").is_visible() and page.locator("#tab-history").is_visible()
+    page.goto(page.url.split("#")[0] + "#case/b")
+    assert "in the previous run: passed" in page.locator("#view").inner_text()
+
+    slower = write_runs(tmp_path / "slower",
+                        RunRecord(id="20250301T100000.000Z-000001", started="2025-03-01T10:00:00Z", seconds=3.1,
+                                  cases=cases, git=GitState("0123456789abcdef", False)),
+                        RunRecord(id="20250302T100000.000Z-000002", started="2025-03-02T10:00:00Z", seconds=30.0,
+                                  cases=cases, git=GitState("0123456789abcdef", False)))
+    page.goto(report(slower, tmp_path / "slower.html", "--compare", "20250301"))
+    seconds = page.locator("[data-card=seconds] .label span")
+    assert seconds.inner_text() == " (+26.9)" and seconds.get_attribute("class") == "down"
+    assert "changed since the earlier run" in page.locator("[data-card=changed]").inner_text()
+
+
+def test_folded_unchanged_lines_open_in_place(tmp_path, browser):
+    page, _, _ = browser
+    golden = "\n".join(["Be brief."] + [f"line {n}" for n in range(20)])
+    observed = "\n".join(["Be very brief."] + [f"line {n}" for n in range(20)])
+    runs = write_runs(tmp_path / "runs", RunRecord(id=new_id(), started="2025-03-01T10:00:00Z", cases=[
+        CaseEntry("a", "failed", failures=[a_failure(golden=golden, observed=observed)])]))
+    page.goto(report(runs, tmp_path / "r.html") + "#case/a")
+    table = page.locator("table.sbs")
+    assert table.locator("tbody tr").count() == 5  # the change, 3 lines of context, a fold
+    fold = table.locator("button.unfold")
+    assert fold.inner_text() == "⋯ 17 unchanged lines (show) ⋯"
+    fold.click()
+    assert table.locator("tbody tr").count() == 21 and table.locator("tr.fold").count() == 0
+    assert texts(table, "tbody tr:last-child td") == ["line 19", "line 19"]
+
+
+def test_at_420_pixels_a_failures_heading_stays_inside_its_box(tmp_path, browser):
+    page, _, _ = browser
+    page.set_viewport_size({"width": 420, "height": 800})
+    failure = a_failure(where="fixtures/goldens/agentic_rag_with_a_long_name.stream.golden.yaml",
+                        field="requests[0].body.input[0].content[0].text")
+    runs = write_runs(tmp_path / "runs", RunRecord(id=new_id(), started="2025-03-01T10:00:00Z", cases=[
+        CaseEntry("agentic_rag_with_a_long_name.stream", "failed", failures=[failure])]))
+    page.goto(report(runs, tmp_path / "r.html") + "#case/agentic_rag_with_a_long_name.stream")
+    overflowing = page.evaluate("""() => [...document.querySelectorAll('.failure > .head, #case-title, #meta, .failure .message')]
+        .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.className || e.id)""")
+    assert overflowing == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 420

@@ -16,8 +16,8 @@ from rag_core.evals.runs import bounds
 from rag_core.evals.runs.compare import case_changes, case_kind, retriever_deltas
 from rag_core.evals.runs.failures import entry
 from rag_core.evals.runs.history import history, series
-from rag_core.evals.runs.schema import (SCHEMA_VERSION, CaseEntry, FailureEntry, GitState, QueryEntry, RecordError,
-                                        RetrieverEntry, RunOptions, RunRecord)
+from rag_core.evals.runs.schema import (SCHEMA_VERSION, CaseEntry, FailureEntry, GitState, LiveRepeat, LiveSummary,
+                                        QueryEntry, RecordError, RetrieverEntry, RunOptions, RunRecord)
 from rag_core.evals.runs.store import RunStore, is_record_name, load, new_id
 from rag_core.evals.runs.tally import tally
 
@@ -82,7 +82,7 @@ def test_a_newer_schema_or_another_file_is_refused_by_name():
         RunRecord.from_json({"schema": 99, "id": "x"}, "r.json")
     with pytest.raises(RecordError, match="r.json: not a rag-core run record"):
         RunRecord.from_json({"results": []}, "r.json")
-    with pytest.raises(RecordError, match="malformed"):
+    with pytest.raises(RecordError, match=r"r.json: not a run record rag-core can read: cases\[0\].id: is missing"):
         RunRecord.from_json({"schema": 1, "id": "x", "cases": [{"status": "failed"}]}, "r.json")
 
 
@@ -246,6 +246,119 @@ def test_a_record_is_found_by_name_prefix_path_or_as_the_newest_or_the_one_befor
         store.resolve("nothing")
 
 
+# ------------------------------------------------------------------ every reader is total
+
+GOOD = {"schema": 1, "id": "20250301T100000.000Z-000001", "started": "2025-03-01T10:00:00Z",
+        "cases": [{"id": "a", "status": "failed", "failures": [{"check": "snapshot", "field": "system_prompt",
+                                                                 "golden": "G", "observed": "x"}]}]}
+# what an old, a hand-edited or a foreign record may hold, and the one line it is refused with: each
+# made report, view and merge end in a traceback (RecursionError, UnicodeEncodeError, TypeError) or
+# read it silently
+BAD_RECORDS = {
+    "deep": (json.dumps(GOOD).replace('"G"', "[" * 100_000 + "]" * 100_000), "nested deeper than 100 levels"),
+    "surrogate": (json.dumps(GOOD).replace('"id": "a"', '"id": "a\\ud800"'),
+                  r"cases[0].id holds a lone surrogate (\ud800), which is not text"),
+    "object id": (json.dumps(GOOD).replace('"id": "a"', '"id": {"x": 1}'),
+                  "cases[0].id: should be text, not an object ({'x': 1})"),
+    "text for a number": (json.dumps({**GOOD, "seconds": "3.5"}), "seconds: should be a number, not text ('3.5')"),
+    "NaN": (json.dumps({**GOOD, "seconds": float("nan")}), "NaN is not a JSON number"),
+    "status": (json.dumps(GOOD).replace('"status": "failed"', '"status": ["failed"]'), "cases[0].status: should be text"),
+    "metric": (json.dumps({**GOOD, "retrieval": [{"suite": "s", "retriever": "r", "metrics": {"ndcg@10": "high"}}]}),
+               "retrieval[0].metrics.ndcg@10: should be a number, not text"),
+}
+
+
+def bad_record(folder: Path, kind: str, name: str = "20250201T100000.000Z-00000b.json") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(BAD_RECORDS[kind][0], encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+def test_a_record_that_is_deep_has_odd_strings_or_wrong_types_is_refused_naming_the_file_and_the_field(tmp_path, kind):
+    path = bad_record(tmp_path, kind)
+    with pytest.raises(RecordError) as refused:
+        load(path)
+    assert str(refused.value).startswith(f"{path}: not a run record rag-core can read: ")
+    assert BAD_RECORDS[kind][1] in str(refused.value)
+
+
+def test_a_deep_value_rag_core_writes_reads_back():
+    """The bound is above what the writer makes: values are cut at 64 levels, inside a live run's failure."""
+    from rag_core.evals.runs.store import plain_json
+
+    deep: object = "leaf"
+    for _ in range(200):
+        deep = [deep]
+    repeat = LiveRepeat(0, False, failures=[entry(Failure("snapshot", "golden", "g.yaml", "requests", "m",
+                                                          golden=deep, observed="x"))])
+    live = LiveSummary(1, 0, 0.0, 1.0, 1.0, 1.0, 0, False, repeats=[repeat])
+    record = a_run([CaseEntry("a", "failed", live=live)])
+    text = json.dumps(record.to_json())
+    assert RunRecord.from_json(plain_json(text, "r.json")).cases[0].live.repeats[0].failures[0].observed == "x"
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+def test_report_leaves_an_unreadable_old_record_out_of_the_history_in_one_line_naming_it(tmp_path, capsys, kind):
+    from rag_core.cli import main
+
+    store = RunStore(tmp_path / "runs")
+    bad = bad_record(store.folder, kind)
+    store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    store.write(a_run([CaseEntry("a", "failed", failures=[a_failure()])], run_id="20250302T100000.000Z-000002"))
+    out = tmp_path / "report.html"
+    assert main(["report", "--runs-dir", str(store.folder), "--compare", "previous", "-o", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"rag-core: left out of the history: {bad}: "), err
+    assert BAD_RECORDS[kind][1] in err[0]
+    assert [p["id"] for p in page_data(out.read_text())["history"]["points"]] == [
+        "20250301T100000.000Z-000001", "20250302T100000.000Z-000002"]
+    # the reports its history links to say it once too, not once per page
+    assert main(["report", "--runs-dir", str(store.folder), "-o", str(tmp_path / "site" / "r.html"),
+                 "--history-pages"]) == 0
+    assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+@pytest.mark.parametrize("command", ["report", "compare", "view", "merge"])
+def test_an_unreadable_record_asked_for_is_refused_in_one_line_with_exit_status_2(tmp_path, capsys, monkeypatch,
+                                                                                   kind, command):
+    import rag_core.cli
+    from rag_core.cli import main
+
+    def served(server):  # what view would do with a record it read: serve it until stopped
+        server.close()
+        raise AssertionError("view served a record it should have refused")
+
+    monkeypatch.setattr(rag_core.cli, "_serve_until_stopped", served)
+
+    store = RunStore(tmp_path / "runs")
+    bad = bad_record(store.folder, kind)
+    good = store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    argv = {"report": ["report", str(bad), "-o", str(tmp_path / "r.html")],
+            "compare": ["report", "--compare", str(bad), "-o", str(tmp_path / "r.html")],
+            "view": ["view", str(bad), "--no-browser"],
+            "merge": ["merge", str(good), str(bad), "--runs-dir", str(tmp_path / "merged")]}[command]
+    if command != "merge":
+        argv += ["--runs-dir", str(store.folder)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"rag-core: error: {bad}: ") and BAD_RECORDS[kind][1] in err[0], err
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "merged").exists()
+
+
+def test_a_hand_cut_value_that_is_no_text_is_shown_as_yaml(tmp_path):
+    from rag_core.cli import main
+
+    store = RunStore(tmp_path)
+    store.write(a_run([CaseEntry("a", "failed", failures=[a_failure(golden={"instructions": ["Be brief."]},
+                                                                    truncated={"golden": 70_000})])]))
+    assert main(["report", "--runs-dir", str(tmp_path), "-o", str(tmp_path / "r.html")]) == 0
+    rows = page_data((tmp_path / "r.html").read_text())["details"]["a"]["failures"][0]["rows"]
+    assert rows == [["~", "instructions:", "Be very brief."], ["-", "- Be brief.", None]]
+
+
 # ------------------------------------------------------------------ comparing runs
 
 
@@ -290,6 +403,56 @@ def test_retriever_deltas_name_the_worst_queries_first_with_the_p_value():
     assert deltas[1].metrics[0].p == 1.0 and deltas[1].worse == []
 
 
+def test_timing_within_the_noise_band_is_noise_and_beyond_it_slower_or_faster():
+    from rag_core.evals.report.view import build
+    from rag_core.evals.runs.compare import timing_change
+
+    assert timing_change(3.5, 3.1) == "noise"  # an unchanged replay's +0.4 s
+    assert timing_change(49.0, 40.0) == "noise" and timing_change(51.0, 40.0) == "slower"  # a quarter of 40 s
+    assert timing_change(1.0, 4.0) == "faster" and timing_change(2.6, 3.8) == "noise"  # within 2 s
+    base, run = a_run([CaseEntry("a", "passed")]), a_run([CaseEntry("a", "passed")])
+    run.seconds, base.seconds = 3.5, 3.1
+    assert build(run, base)["summary"]["timing"] == "noise" and build(run)["summary"]["timing"] is None
+
+
+@pytest.mark.parametrize(("options", "exit_status", "kind"), [
+    (RunOptions(args=["evals"]), 1, "replay"),
+    (RunOptions(args=["evals/", "-n", "2", "-p", "no:randomly"]), 0, "replay"),
+    (RunOptions(args=["evals", "--case", "with_tool"]), 0, "selection"),
+    (RunOptions(args=["evals", "--case=with_tool"]), 0, "selection"),
+    (RunOptions(args=["evals", "-kpad_thai"]), 0, "selection"),
+    (RunOptions(args=["evals/test_goldens.py::test_golden_case[with_tool]"]), 0, "selection"),
+    (RunOptions(args=["evals", "-vx"]), 1, "selection"),
+    (RunOptions(args=["evals", "--lf"]), 0, "selection"),
+    (RunOptions(record_mode="once", emulator=True), 0, "recording"),
+    (RunOptions(live=True, repeat=5), 0, "live"),
+    (RunOptions(update_goldens=True), 0, "update-goldens"),
+    (RunOptions(args=["evals"]), 2, "cut short"),
+])
+def test_each_history_point_says_what_kind_of_run_it_was(options, exit_status, kind):
+    from rag_core.evals.runs.history import run_kind
+
+    run = a_run([CaseEntry("a", "passed")])
+    run.options, run.exit_status = options, exit_status
+    assert run_kind(run) == kind
+    assert history([run])[0].comparable is (kind == "replay")
+
+
+def test_the_history_draws_the_pass_rate_of_full_replays_only():
+    """A recording, a --case subset and a replay drawn on one line zigzagged without meaning."""
+    from rag_core.evals.report.view import build
+
+    replay = a_run([CaseEntry("a", "passed"), CaseEntry("b", "failed", failures=[a_failure()])])
+    subset = a_run([CaseEntry("a", "passed")])
+    subset.options = RunOptions(args=["evals", "--case", "a"])
+    recording = a_run([CaseEntry("a", "new"), CaseEntry("b", "new")])
+    recording.options = RunOptions(record_mode="once", emulator=True)
+    points = build(replay, earlier=[recording, subset, replay])["history"]["points"]
+    assert [(p["kind"], p["comparable"], p["pass_rate"]) for p in points] == [
+        ("recording", False, 1.0), ("selection", False, 1.0), ("replay", True, 0.5)]
+    assert [p["kind_words"] for p in points] == ["recording", "replay of a selection", "full replay"]
+
+
 def test_history_has_the_pass_rate_and_each_gated_metric():
     runs = [a_run([CaseEntry("a", "passed"), CaseEntry("b", "failed"), CaseEntry("c", "skipped")], [a_retriever()]),
             a_run([CaseEntry("a", "passed"), CaseEntry("b", "passed")], [a_retriever(scores={"q1": 1.0})])]
@@ -309,6 +472,14 @@ def test_side_by_side_rows_pair_changed_lines_and_fold_long_unchanged_stretches(
     assert shown[1:4] == [("=", f"line {n}", f"line {n}") for n in range(3)]
     assert shown[4] == ("…", "14 unchanged lines", None)
     assert shown[-2:] == [("~", "end", "the end"), ("+", None, "more")]
+
+
+def test_a_fold_keeps_the_unchanged_lines_it_hides_so_the_page_can_open_it():
+    golden = "\n".join(["Be brief."] + [f"line {n}" for n in range(20)] + ["end"])
+    observed = "\n".join(["Be very brief."] + [f"line {n}" for n in range(20)] + ["the end"])
+    fold = rows(golden, observed)[4]
+    assert fold.to_json() == ["…", "14 unchanged lines", None, [f"line {n}" for n in range(3, 17)]]
+    assert rows("a", "b")[0].to_json() == ["~", "a", "b"]  # a row without a fold stays three long
 
 
 # ------------------------------------------------------------------ through pytest
@@ -438,6 +609,129 @@ def test_view_serves_the_page_on_loopback():
             assert answer.read() == b"<html>the report</html>"
     finally:
         server.close()
+
+
+def test_view_answers_only_requests_for_its_own_host(tmp_path):
+    """A page of another site rebinding its host name to 127.0.0.1 sends its own name in Host:"""
+    import socket
+
+    from rag_core.evals.report.serve import ReportServer
+
+    server = ReportServer("<html>the report</html>")
+    port = server.server.server_address[1]
+
+    def answer(host: str | None) -> tuple[int, bytes]:
+        # a plain socket: the request exactly as written (an HTTP client library adds a Host of its own)
+        request = "GET / HTTP/1.1\r\n" + (f"Host: {host}\r\n" if host is not None else "") + "Connection: close\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            connection.sendall(request.encode())
+            reply = b""
+            while chunk := connection.recv(65536):
+                reply += chunk
+        head, _, body = reply.partition(b"\r\n\r\n")
+        return int(head.split()[1]), body
+
+    try:
+        assert answer(f"127.0.0.1:{port}") == (200, b"<html>the report</html>")
+        assert answer(f"localhost:{port}") == (200, b"<html>the report</html>")
+        assert answer(f"LOCALHOST:{port}")[0] == 200  # host names are case-insensitive
+        for host in (f"rebind.attacker.example:{port}", "rebind.attacker.example", f"127.0.0.1:{port + 1}",
+                     "127.0.0.1", f"localhost.:{port}", f"[::1]:{port}", "", None):
+            status, body = answer(host)
+            assert status == 421 and b"the report" not in body, host
+        assert f"127.0.0.1:{port} or localhost:{port} only".encode() in answer("evil.example")[1]
+    finally:
+        server.close()
+
+
+def test_report_refuses_to_compare_a_run_with_itself(tmp_path, capsys):
+    from rag_core.cli import main
+
+    store = RunStore(tmp_path / "runs")
+    store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    second = store.write(a_run([CaseEntry("a", "passed")], run_id="20250302T100000.000Z-000002"))
+    out = tmp_path / "r.html"
+    for given in ("20250302", str(second), second.stem):
+        assert main(["report", "--runs-dir", str(store.folder), "--compare", given, "-o", str(out)]) == 2
+        assert f"--compare {given}: names the run being reported ({second.name})" in capsys.readouterr().err
+    copy = tmp_path / "copy.json"
+    copy.write_text(second.read_text())
+    assert main(["report", "--runs-dir", str(store.folder), "--compare", str(copy), "-o", str(out)]) == 2
+    assert f"is a copy of the run being reported ({second}" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["report", "--runs-dir", str(store.folder), "--compare", "previous", "-o", str(out)]) == 0
+    assert page_data(out.read_text())["base"]["label"] == "the previous run"
+
+
+def test_the_page_names_the_run_it_compares_with_in_words():
+    from rag_core.evals.report.html import base_label
+
+    old, new = a_run([], run_id="20250301T100000.000Z-000001"), a_run([], run_id="20250302T100000.000Z-000002")
+    assert base_label(new, old, previous=True) == "the previous run"
+    assert base_label(new, old, previous=False) == "the earlier run" and base_label(old, new, False) == "the later run"
+
+
+def test_the_docs_table_names_every_change_a_case_can_show():
+    import typing
+
+    from rag_core.evals.runs.compare import ChangeKind
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "report.md").read_text(encoding="utf-8")
+    table = page.split("### How a case changed", 1)[1].split("\n## ", 1)[0]
+    for kind in typing.get_args(ChangeKind):
+        assert f"\n| {kind} |" in table, kind
+
+
+def test_the_summary_links_the_report_where_rag_core_report_writes_it(project, monkeypatch):
+    """The summary linked rag-core-report.html#case/… while rag-core report wrote .rag-core/report.html."""
+    from urllib.parse import unquote, urlsplit
+
+    from rag_core.cli import main
+
+    for name in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID", "RAG_CORE_REPORT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    record(project)
+    case = project.path / "fixtures" / "goldens" / "with_markdown.yaml"
+    case.write_text(case.read_text().replace("Be brief.", "Be very brief."))
+    (project.path / "ci").mkdir()
+    project.runpytest("evals", "--golden-report=ci/summary.md").assert_outcomes(passed=1, failed=1)
+    monkeypatch.chdir(project.path)
+    assert main(["report"]) == 0  # its defaults: the newest record, .rag-core/report.html
+    summary = project.path / "ci" / "summary.md"
+    link = summary.read_text().split("[open this case](", 1)[1].split(")", 1)[0]
+    assert link == "../.rag-core/report.html#case/with_markdown"
+    target = urlsplit(link)
+    page = (summary.parent / unquote(target.path)).resolve()
+    assert page == (project.path / ".rag-core" / "report.html").resolve() and page.is_file()
+    assert target.fragment == "case/with_markdown"
+    assert "with_markdown" in page_data(page.read_text())["details"]
+
+
+def test_view_says_once_which_old_records_its_pages_leave_out(tmp_path):
+    """rag-core view itself: the record it serves, the history pages it builds, one line per bad record."""
+    import signal
+    import subprocess
+    import sys
+    from urllib.request import urlopen
+
+    store = RunStore(tmp_path / "runs")
+    bad = bad_record(store.folder, "deep")
+    first = store.write(a_run([CaseEntry("a", "passed")], run_id="20250301T100000.000Z-000001"))
+    store.write(a_run([CaseEntry("a", "passed")], run_id="20250302T100000.000Z-000002"))
+    view = subprocess.Popen([sys.executable, "-m", "rag_core", "view", "--no-browser", "--runs-dir", str(store.folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = view.stdout.readline()
+        assert " on http://127.0.0.1:" in line, line + view.stderr.read()
+        url = line.split(" on ", 1)[1].strip()
+        with urlopen(url + f"{first.stem}.html", timeout=30) as answer:
+            assert page_data(answer.read().decode())["run"]["id"] == first.stem
+    finally:
+        view.send_signal(signal.SIGTERM)
+        _, err = view.communicate(timeout=30)
+    assert view.returncode == 0
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"rag-core: left out of the history: {bad}: "), err
 
 
 def page_data(html: str) -> dict:

@@ -99,11 +99,11 @@ def test_each_failing_case_has_a_heading_an_anchor_its_diff_and_a_link_into_the_
     text = summary(cases, Links())
     assert "| 4 | 2 | 1 | 0 | 1 | 0 | 15 |" in text
     assert "| [`agentic_rag.sync`](#rag-core-case-agentic_rag-sync) | `snapshot system_prompt` | " \
-           "[open](rag-core-report.html#case/agentic_rag.sync) |" in text
+           "[open](.rag-core/report.html#case/agentic_rag.sync) |" in text
     section = text.split('<a id="rag-core-case-agentic_rag-sync"></a>', 1)[1].split("<a id=", 1)[0]
     assert "#### `agentic_rag.sync`" in section
     assert "- `snapshot` `fixtures/goldens/a.golden.yaml:system_prompt` (fix: `pytest evals/ --update-goldens`)" in section
-    assert "[open this case](rag-core-report.html#case/agentic_rag.sync)" in section
+    assert "[open this case](.rag-core/report.html#case/agentic_rag.sync)" in section
     assert "<details><summary>diff</summary>" in section and "```diff\n--- a\n+++ b" in section
     assert "-Be brief.\n+Be very brief." in section
     assert "<details><summary>what pytest reported</summary>" in text and "not valid YAML" in text

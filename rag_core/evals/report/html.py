@@ -12,11 +12,14 @@ import threading
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from rag_core.evals.runs.schema import RecordError, RunRecord
 
 HISTORY = 20  # runs the history shows, the reported one included
+# where ``rag-core report`` writes the page unless told (relative to where it is run): the markdown
+# summary links the report there, relative to the summary, unless CI names another place
+DEFAULT_OUTPUT = ".rag-core/report.html"
 _SLOT = re.compile(r"/\*@(style|script|data|title)@\*/")
 
 
@@ -50,6 +53,7 @@ class Report:
     run: Path
     base: Path | None
     history: list[Path] = field(default_factory=list)  # the earlier runs its history shows, oldest first
+    skipped: list[str] = field(default_factory=list)  # why each record its history leaves out was left out
 
     @functools.cached_property
     def html(self) -> str:
@@ -88,18 +92,34 @@ def report_for(folder: Path, run: str | None = None, compare: str | None = None,
     base = None
     if compare is not None:
         base_path = store.before(run_path) if compare == "previous" else store.resolve(compare)
+        if base_path.resolve() == run_path.resolve():
+            raise RecordError(f"--compare {compare}: names the run being reported ({run_path.name}); compare it "
+                              "with another run (previous: the one before it)")
         base = read(base_path)
+        if base.id == record.id:
+            raise RecordError(f"--compare {compare}: {base_path} is a copy of the run being reported ({run_path}, "
+                              f"run {record.id}); compare it with another run (previous: the one before it)")
     earlier: list[tuple[Path, RunRecord]] = []
+    skipped: list[str] = []
     if run_path.parent.resolve() == store.folder.resolve():
         for path in store.history(run_path, history)[:-1]:
             try:
                 earlier.append((path, read(path)))
-            except RecordError:  # one unreadable old record leaves a gap in the history, not an error
-                continue
+            except RecordError as exc:  # one unreadable old record leaves a gap in the history, said once
+                skipped.append(f"left out of the history: {exc}")
     pages = {old.id: page_name(path) for path, old in earlier} if linked else {}
     title = f"rag-core run {record.id}" + (f" vs {base.id}" if base else "")
-    embedded = page(build(record, base, [*(old for _, old in earlier), record], pages), title)
-    return Report(embedded, run_path, base_path, [path for path, _ in earlier])
+    label = base_label(record, base, compare == "previous") if base else None
+    embedded = page(build(record, base, [*(old for _, old in earlier), record], pages, label), title)
+    return Report(embedded, run_path, base_path, [path for path, _ in earlier], skipped)
+
+
+def base_label(run: RunRecord, base: RunRecord, previous: bool) -> str:
+    """How the page names the run it compares with, in words rather than the command line's BASE:
+    record ids start with their UTC time, so they say which came first."""
+    if previous:
+        return "the previous run"
+    return "the earlier run" if base.id < run.id else "the later run"
 
 
 class HistoryPages:
@@ -108,10 +128,13 @@ class HistoryPages:
     run's report, against the run before it when the page linking to it was compared, and its
     own history links on in turn."""
 
-    def __init__(self, folder: Path, compared: bool, history: int = HISTORY) -> None:
+    def __init__(self, folder: Path, compared: bool, history: int = HISTORY,
+                 warn: Callable[[str], None] | None = None, said: Iterable[str] = ()) -> None:
         self.folder = folder
         self.compared = compared
         self.history = history
+        self.warn = warn  # told once of each record a page's history leaves out
+        self.said = set(said)  # what was told already (by the page that links to these)
         self.loaded: dict[Path, RunRecord] = {}
         self.built: dict[str, Report] = {}
         self.lock = threading.Lock()  # the server answers requests on several threads
@@ -135,4 +158,8 @@ class HistoryPages:
                 compare = "previous" if self.compared and any(p.name < record.name for p in store.paths()) else None
                 self.built[name] = report_for(self.folder, str(record), compare, self.history, linked=True,
                                               loaded=self.loaded)
+                for line in self.built[name].skipped:
+                    if self.warn is not None and line not in self.said:
+                        self.said.add(line)
+                        self.warn(line)
             return self.built[name]

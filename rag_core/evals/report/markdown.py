@@ -18,12 +18,14 @@ a link, an image, HTML or emphasis.
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import quote
 
+from rag_core.evals.report.html import DEFAULT_OUTPUT
 from rag_core.evals.runs.bounds import cut_text
 from rag_core.evals.runs.schema import CaseEntry, FailureEntry, RetrieverEntry
 
@@ -38,42 +40,59 @@ REPORT_URL_VARIABLE = "RAG_CORE_REPORT_URL"  # where CI publishes the report, wh
 class Links:
     """Where the summary's reader finds the HTML report and the CI run."""
 
-    report: str = REPORT_FILE  # a URL, or a path relative to the summary
+    # a URL, or a path relative to the summary; None: where `rag-core report` writes it by default
+    # (``DEFAULT_OUTPUT``), placed relative to the summary by ``beside``
+    report: str | None = None
     run: str | None = None  # the CI run's page, which lists its artifacts (GitHub Actions only)
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str]) -> Links:
-        """The report at ``RAG_CORE_REPORT_URL`` (default: the workflow's file name), and the GitHub
-        Actions run when GitHub's variables name one."""
+        """The report at ``RAG_CORE_REPORT_URL``; else, on GitHub Actions, the file the workflow
+        ``rag-core init`` writes uploads, in the run whose artifacts hold it; else where
+        ``rag-core report`` writes it by default."""
         server, repository, run_id = (env.get(name, "").strip().rstrip("/") for name in
                                       ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
         run = f"{server}/{repository}/actions/runs/{run_id}" if server and repository and run_id else None
-        return cls(report=env.get(REPORT_URL_VARIABLE, "").strip() or REPORT_FILE, run=run)
+        return cls(report=env.get(REPORT_URL_VARIABLE, "").strip() or (REPORT_FILE if run else None), run=run)
+
+    def beside(self, summary: Path, cwd: Path) -> Links:
+        """These links as the summary at ``summary`` holds them: the report ``rag-core report`` run
+        in ``cwd`` writes by default, as a path from the summary's folder to it."""
+        if self.report is not None:
+            return self
+        relative = os.path.relpath(cwd / DEFAULT_OUTPUT, (cwd / summary).parent)
+        return replace(self, report=quote(Path(relative).as_posix(), safe="/._-~"))
+
+    @property
+    def report_file(self) -> str:
+        return DEFAULT_OUTPUT if self.report is None else self.report
 
     @property
     def report_is_url(self) -> bool:
-        return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", self.report))
+        return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", self.report_file))
 
     def case(self, case_id: str) -> str:
         """The report opened at one case (the page's ``#case/<id>`` view)."""
-        return f"{self.report.split('#', 1)[0]}#case/{quote(case_id, safe='')}"
+        return f"{self.report_file.split('#', 1)[0]}#case/{quote(case_id, safe='')}"
 
 
 def write(path: Path, cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
-          retrieval: list[RetrieverEntry] | None = None) -> None:
+          retrieval: list[RetrieverEntry] | None = None, cwd: Path | None = None) -> None:
     """Add the summary of these cases to ``path``, after what it holds (a CI job summary keeps what
-    earlier commands of its step wrote). Raises CredentialError, having written nothing, when what
-    it quotes looks like a credential; OSError when the file cannot be written."""
+    earlier commands of its step wrote); its link to the report is relative to ``path`` (``cwd``:
+    where ``rag-core report`` is run, by default here). Raises CredentialError, having written
+    nothing, when what it quotes looks like a credential; OSError when the file cannot be written."""
     from rag_core.evals.atomic import append_checked
 
-    append_checked(path, summary_data(cases, links, orphans, retrieval), render)
+    placed = links.beside(path, cwd or Path.cwd())
+    append_checked(path, summary_data(cases, placed, orphans, retrieval), render)
 
 
 def summary_data(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
                  retrieval: list[RetrieverEntry] | None = None) -> dict[str, Any]:
     """What the summary of these cases quotes, as JSON data: what its writer screens for
     credentials, and what ``render`` makes the summary from."""
-    return {"cases": [case.to_json() for case in cases], "links": {"report": links.report, "run": links.run},
+    return {"cases": [case.to_json() for case in cases], "links": {"report": links.report_file, "run": links.run},
             "orphans": list(orphans or []),
             # a retriever's gate, not its queries: the summary quotes no query
             "retrieval": [{**entry.to_json(), "queries": []} for entry in retrieval or []]}
@@ -112,7 +131,7 @@ def summary(cases: list[CaseEntry], links: Links, orphans: list[str] | None = No
 
 
 def _where(links: Links) -> list[str]:
-    parts = [f"HTML report: {_report_link(links, links.report, 'rag-core report')}"]
+    parts = [f"HTML report: {_report_link(links, links.report_file, 'rag-core report')}"]
     if links.run:
         parts.append(f"[the CI run and its artifacts]({links.run}#artifacts)")
     return [" · ".join(parts), ""]

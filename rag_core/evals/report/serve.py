@@ -4,6 +4,11 @@ The page is one file that needs nothing else. The server answers ``/<record name
 that run's report (what a history point links to, built when asked for: ``html.HistoryPages``;
 404 when the folder has no such record) and every other path with the page itself. It listens
 on loopback only, and reads no file but the run records of its folder.
+
+Loopback alone does not keep other sites out: a page on any site can rebind its own host name to
+127.0.0.1 (DNS rebinding) and read what the server answers, as the same origin. What that request
+carries is its own host name in ``Host:``, so the server answers only requests whose ``Host:`` is
+its own address, ``127.0.0.1:<port>`` or ``localhost:<port>`` (421 Misdirected Request otherwise).
 """
 
 from __future__ import annotations
@@ -17,12 +22,28 @@ from rag_core.evals.runs.schema import RecordError
 from rag_core.evals.runs.store import is_record_name
 
 
+HOST = "127.0.0.1"
+
+
+def own_hosts(port: int) -> frozenset[str]:
+    """The ``Host:`` values a browser sends for this server's own URLs (lower case); on port 80 it
+    leaves the port out."""
+    names = (HOST, "localhost")
+    return frozenset(f"{name}:{port}" for name in names) | (frozenset(names) if port == 80 else frozenset())
+
+
 class ReportServer:
     def __init__(self, html: str, port: int = 0, pages: Callable[[str], str | None] | None = None) -> None:
         page = html.encode("utf-8")
+        allowed: frozenset[str] = frozenset()  # set once the port is known
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                host = (self.headers.get("Host") or "").strip().lower()
+                if host not in allowed:
+                    return self._answer(421, f"this server answers requests for {HOST}:{port_served} or "
+                                             f"localhost:{port_served} only, not for Host {host!r}\n".encode(),
+                                        "text/plain; charset=utf-8")
                 name = unquote(urlsplit(self.path).path).lstrip("/")
                 body = page
                 stem = name.removesuffix(".html")
@@ -49,7 +70,9 @@ class ReportServer:
             def log_message(self, format: str, *args: object) -> None:  # quiet: the terminal shows the URL only
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = ThreadingHTTPServer((HOST, port), Handler)
+        port_served = self.server.server_address[1]
+        allowed = own_hosts(port_served)
         self.thread = threading.Thread(target=self.server.serve_forever, name="rag-core-view", daemon=True)
         self.thread.start()
 

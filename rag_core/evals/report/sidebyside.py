@@ -1,7 +1,8 @@
 """Golden | observed, line against line: the rows of a side-by-side view of one failure.
 
 The page shows each failing field in two columns with the changed lines marked; long unchanged
-stretches fold into one row, so a one-line edit in a long request body stays one screen.
+stretches fold into one row, so a one-line edit in a long request body stays one screen. A fold
+keeps the lines it hides (the same on both sides), so the page opens it in place.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from rag_core.evals.common.diff import cut_line, cut_note, cut_pair, match_lines
 CONTEXT = 3  # unchanged lines kept around each change
 
 # "=" same line on both sides; "~" a line changed; "-" only in the golden; "+" only observed;
-# "…" unchanged lines folded (left holds how many)
+# "…" lines folded (left says what: unchanged ones, whose text ``folded`` keeps, or lines past
+# the comparison's bound, which were not compared)
 Tag = Literal["=", "~", "-", "+", "…"]
 
 
@@ -23,19 +25,20 @@ class Row:
     tag: Tag
     left: str | None
     right: str | None
+    folded: tuple[str, ...] = ()  # the unchanged lines a fold hides
 
     def to_json(self) -> list[Any]:
-        return [self.tag, self.left, self.right]
+        return [self.tag, self.left, self.right, *([list(self.folded)] if self.folded else [])]
 
 
-def shown_text(value: Any, cut: bool) -> str:
-    """A value as the side-by-side shows it: text as it is, anything else as the YAML the diff
-    compares; a value cut to its bound is already the head of that text."""
+def shown_text(value: Any) -> str:
+    """A value as the side-by-side shows it: text as it is (a value cut to its bound is the head
+    of its YAML text already), anything else as the YAML the diff compares."""
     if isinstance(value, str):
         return value
     from rag_core.evals.common.yaml_dump import dump_for_diff
 
-    return value if cut else dump_for_diff(value)
+    return dump_for_diff(value)
 
 
 def rows(golden: str, observed: str, context: int = CONTEXT) -> list[Row]:
@@ -74,5 +77,6 @@ def _unchanged(a: list[str], b: list[str], first: bool, last: bool, context: int
         return [Row("=", cut_line(x), cut_line(y)) for x, y in zip(a, b)]
     kept_head = [Row("=", cut_line(x), cut_line(y)) for x, y in zip(a[:head], b[:head])]
     kept_tail = [Row("=", cut_line(x), cut_line(y)) for x, y in zip(a[len(a) - tail:], b[len(b) - tail:])]
-    folded = len(a) - head - tail
-    return [*kept_head, Row("…", f"{folded} unchanged line{'s' if folded != 1 else ''}", None), *kept_tail]
+    hidden = tuple(cut_line(x) for x in a[head:len(a) - tail])
+    label = f"{len(hidden)} unchanged line{'s' if len(hidden) != 1 else ''}"
+    return [*kept_head, Row("…", label, None, hidden), *kept_tail]

@@ -1,5 +1,6 @@
 """What the report page shows, as the JSON its script reads: built from a run record, the
-record of the run it is compared with (BASE), and the records before it (history).
+record of the run it is compared with (``--compare BASE``; the page names it in words, its
+``label``), and the records before it (history).
 
 Everything the page needs is computed here, once, in Python (side-by-side rows, deltas, p-values,
 best values); the page's script only filters, sorts, pages and draws.
@@ -11,8 +12,8 @@ from dataclasses import asdict
 from typing import Any, Mapping
 
 from rag_core.evals.report.sidebyside import rows, shown_text
-from rag_core.evals.runs.compare import CaseChange, RetrieverDelta, case_changes, retriever_deltas
-from rag_core.evals.runs.history import history, series
+from rag_core.evals.runs.compare import CaseChange, RetrieverDelta, case_changes, retriever_deltas, timing_change
+from rag_core.evals.runs.history import KIND_WORDS, history, series
 from rag_core.evals.runs.schema import CaseEntry, FailureEntry, LiveSummary, RetrieverEntry, RunRecord
 from rag_core.evals.runs.tally import tally
 
@@ -34,8 +35,7 @@ def _failure(failure: FailureEntry) -> dict[str, Any]:
                            "field": failure.field, "message": failure.message, "fix": failure.fix,
                            "diff": failure.diff, "truncated": failure.truncated, "withheld": failure.withheld}
     if failure.has_values:
-        golden = shown_text(failure.golden, "golden" in failure.truncated)
-        observed = shown_text(failure.observed, "observed" in failure.truncated)
+        golden, observed = shown_text(failure.golden), shown_text(failure.observed)
         out["rows"] = [row.to_json() for row in rows(golden, observed)]
     return out
 
@@ -112,19 +112,22 @@ def _retrieval(run: RunRecord, base: RunRecord | None) -> list[dict[str, Any]]:
 def _history(records: list[RunRecord], current: str, pages: Mapping[str, str]) -> dict[str, Any]:
     points = history(records)
     return {"series": series(points),
-            "points": [{**asdict(p), "current": p.id == current, "page": None if p.id == current else pages.get(p.id)}
+            "points": [{**asdict(p), "comparable": p.comparable, "kind_words": KIND_WORDS[p.kind],
+                        "current": p.id == current, "page": None if p.id == current else pages.get(p.id)}
                        for p in points]}
 
 
 def build(run: RunRecord, base: RunRecord | None = None, earlier: list[RunRecord] | None = None,
-          pages: Mapping[str, str] | None = None) -> dict[str, Any]:
+          pages: Mapping[str, str] | None = None, base_label: str | None = None) -> dict[str, Any]:
     """The page's data. ``earlier``: the records of the history, oldest first, ending with ``run``;
-    ``pages``: record id -> the address of that run's report, which its history point links to."""
+    ``pages``: record id -> the address of that run's report, which its history point links to;
+    ``base_label``: how the page names ``base`` ("the previous run")."""
     cases, details = _cases(run, base)
     return {
-        "run": _about(run), "base": _about(base) if base else None,
+        "run": _about(run), "base": {**_about(base), "label": base_label or "the run compared with"} if base else None,
         "summary": {"now": _summary(run), "before": _summary(base) if base else None,
-                    "changes": _change_counts(cases) if base else None},
+                    "changes": _change_counts(cases) if base else None,
+                    "timing": timing_change(run.seconds, base.seconds) if base else None},
         "cases": cases, "details": details, "retrieval": _retrieval(run, base),
         "history": _history(earlier or [run], run.id, pages or {}),
     }

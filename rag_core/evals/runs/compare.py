@@ -1,5 +1,6 @@
-"""One run against an earlier one (its BASE): which cases changed and how, and per retriever how
-each metric moved, whether the move is significant, and which queries got worse.
+"""One run against an earlier one (the run it is compared with: ``--compare BASE``): which cases
+changed and how, whether its time changed beyond noise, and per retriever how each metric moved,
+whether the move is significant, and which queries got worse.
 
 Regressions come first everywhere: they are what a person comparing two runs looks for.
 """
@@ -21,7 +22,7 @@ class CaseChange:
     id: str
     kind: ChangeKind
     now: CaseEntry | None  # None: the case is gone from the run
-    before: CaseEntry | None  # None: the case is new since BASE
+    before: CaseEntry | None  # None: the case is new since the run compared with
 
 
 def case_kind(now: CaseEntry | None, before: CaseEntry | None) -> ChangeKind:
@@ -49,6 +50,23 @@ def case_changes(run: RunRecord, base: RunRecord) -> list[CaseChange]:
     changes = [CaseChange(case.id, case_kind(case, before.get(case.id)), case, before.get(case.id)) for case in run.cases]
     changes += [CaseChange(case.id, "removed", None, case) for case in base.cases if case.id not in now_ids]
     return sorted(changes, key=lambda change: ORDER[change.kind])  # stable: the run's order within a kind
+
+
+# A run's time moves with the machine's load, not only with the code: on a shared machine an
+# unchanged replay of a few seconds moves by a second or more. A change counts as slower or
+# faster only beyond both bounds of this band.
+NOISE_SECONDS = 2.0
+NOISE_SHARE = 0.25  # of the earlier run's time
+
+TimingChange = Literal["slower", "faster", "noise"]
+
+
+def timing_change(now: float, before: float) -> TimingChange:
+    """A run's time against the time of the run it is compared with: ``noise`` within
+    ``NOISE_SECONDS`` or within ``NOISE_SHARE`` of the earlier time, whichever is wider."""
+    if abs(now - before) <= max(NOISE_SECONDS, NOISE_SHARE * before):
+        return "noise"
+    return "slower" if now > before else "faster"
 
 
 @dataclass

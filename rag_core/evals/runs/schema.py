@@ -1,18 +1,23 @@
 """What a run record holds, as dataclasses, and their JSON form (the only place that knows it).
 
 A record is read back by later versions of rag-core (``rag-core report --compare`` an old run),
-so readers are lenient: a field a record lacks takes its default. A record of a newer schema
-than this code knows is refused with a clear message instead of being misread.
+so readers are lenient: a field a record lacks (or holds null in) takes its default. They are
+also total: a field of the wrong kind (an object where a case id belongs, text where a number
+does) is a ``RecordError`` naming where it is (``cases[3].id``), never a value the report, the
+comparison or the merge then trips over. A record of a newer schema than this code knows is
+refused with a clear message instead of being misread.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal, Mapping, TypeVar, get_args
 
 SCHEMA_VERSION = 1
 
 Status = Literal["passed", "failed", "skipped", "new", "updated"]
+STATUSES: tuple[str, ...] = get_args(Status)
 # a case "passes" in every status but these two: a new or updated golden is the run succeeding
 NOT_PASSING = ("failed", "skipped")
 
@@ -50,12 +55,15 @@ class FailureEntry:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> FailureEntry:
-        return cls(check=data.get("check", ""), source=data.get("source", ""), where=data.get("where", ""),
-                   field=data.get("field", ""), message=data.get("message", ""), fix=data.get("fix"),
-                   label=data.get("label"), has_values="golden" in data or "observed" in data,
-                   golden=data.get("golden"), observed=data.get("observed"), diff=data.get("diff", ""),
-                   truncated=dict(data.get("truncated", {})), withheld=list(data.get("withheld", [])))
+    def from_json(cls, data: Mapping[str, Any]) -> FailureEntry:
+        label = data.get("label")
+        if label is not None and not isinstance(label, str):
+            label = _texts(data, "label")
+        return cls(check=_text(data, "check"), source=_text(data, "source"), where=_text(data, "where"),
+                   field=_text(data, "field"), message=_text(data, "message"), fix=_optional_text(data, "fix"),
+                   label=label, has_values="golden" in data or "observed" in data,
+                   golden=data.get("golden"), observed=data.get("observed"), diff=_text(data, "diff"),
+                   truncated=_wholes(data, "truncated"), withheld=_texts(data, "withheld"))
 
     def fingerprint(self) -> tuple[str, ...]:
         """What makes two failures the same failure (run against run)."""
@@ -80,11 +88,10 @@ class LiveRepeat:
                 **self.cost.to_json()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LiveRepeat:
-        return cls(repeat=int(data.get("repeat", 0)), passed=bool(data.get("passed", False)),
-                   seconds=float(data.get("seconds", 0.0)), tokens=int(data.get("tokens", 0)),
-                   retries=int(data.get("retries", 0)),
-                   failures=[FailureEntry.from_json(f) for f in data.get("failures", [])], cost=Cost.from_json(data))
+    def from_json(cls, data: Mapping[str, Any]) -> LiveRepeat:
+        return cls(repeat=_whole(data, "repeat"), passed=_flag(data, "passed"), seconds=_number(data, "seconds"),
+                   tokens=_whole(data, "tokens"), retries=_whole(data, "retries"),
+                   failures=_each(data, "failures", FailureEntry.from_json), cost=Cost.from_json(data))
 
 
 @dataclass(frozen=True)
@@ -99,9 +106,9 @@ class Cost:
         return ({} if self.usd is None else {"cost_usd": self.usd}) | _present(unpriced=list(self.unpriced))
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Cost:
+    def from_json(cls, data: Mapping[str, Any]) -> Cost:
         usd = data.get("cost_usd")
-        return cls(None if usd is None else float(usd), tuple(str(m) for m in data.get("unpriced", ())))
+        return cls(None if usd is None else _number(data, "cost_usd"), tuple(_texts(data, "unpriced")))
 
 
 @dataclass
@@ -129,13 +136,11 @@ class LiveSummary:
                 **self.cost.to_json()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LiveSummary:
-        return cls(runs=int(data.get("runs", 0)), passes=int(data.get("passes", 0)),
-                   pass_rate=float(data.get("pass_rate", 0.0)), min_pass_rate=float(data.get("min_pass_rate", 0.0)),
-                   p50=float(data.get("p50", 0.0)), p95=float(data.get("p95", 0.0)),
-                   tokens=int(data.get("tokens", 0)), ok=bool(data.get("ok", False)),
-                   tokens_total=int(data.get("tokens_total", 0)),
-                   repeats=[LiveRepeat.from_json(r) for r in data.get("repeats", [])], cost=Cost.from_json(data))
+    def from_json(cls, data: Mapping[str, Any]) -> LiveSummary:
+        return cls(runs=_whole(data, "runs"), passes=_whole(data, "passes"), pass_rate=_number(data, "pass_rate"),
+                   min_pass_rate=_number(data, "min_pass_rate"), p50=_number(data, "p50"), p95=_number(data, "p95"),
+                   tokens=_whole(data, "tokens"), ok=_flag(data, "ok"), tokens_total=_whole(data, "tokens_total"),
+                   repeats=_each(data, "repeats", LiveRepeat.from_json), cost=Cost.from_json(data))
 
 
 @dataclass
@@ -164,14 +169,16 @@ class CaseEntry:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CaseEntry:
-        live = data.get("live")
-        return cls(id=data["id"], status=data.get("status", "passed"), seconds=float(data.get("seconds", 0.0)),
-                   tokens=int(data.get("tokens", 0)), recorded=bool(data.get("recorded", False)),
-                   stale=bool(data.get("stale", False)),
-                   failures=[FailureEntry.from_json(f) for f in data.get("failures", [])],
-                   fixes=list(data.get("fixes", [])), reason=data.get("reason", ""),
-                   live=LiveSummary.from_json(live) if live else None)
+    def from_json(cls, data: Mapping[str, Any]) -> CaseEntry:
+        status = _text(data, "status", "passed")
+        if status not in STATUSES:
+            raise FieldError("status", f"{_shown(status)} is none of {', '.join(STATUSES)}")
+        live = _object(data, "live")
+        return cls(id=_required_text(data, "id"), status=status,  # type: ignore[arg-type]  (checked above)
+                   seconds=_number(data, "seconds"), tokens=_whole(data, "tokens"), recorded=_flag(data, "recorded"),
+                   stale=_flag(data, "stale"), failures=_each(data, "failures", FailureEntry.from_json),
+                   fixes=_texts(data, "fixes"), reason=_text(data, "reason"),
+                   live=_within("live", LiveSummary.from_json, live) if live else None)
 
 
 @dataclass
@@ -189,9 +196,9 @@ class QueryEntry:
                 "top": [[doc, grade] for doc, grade in self.top]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> QueryEntry:
-        return cls(id=str(data["id"]), text=data.get("text", ""), metrics=dict(data.get("metrics", {})),
-                   judged=dict(data.get("judged", {})), top=[(str(d), g) for d, g in data.get("top", [])])
+    def from_json(cls, data: Mapping[str, Any]) -> QueryEntry:
+        return cls(id=_required_text(data, "id"), text=_text(data, "text"), metrics=_numbers(data, "metrics"),
+                   judged=_wholes(data, "judged"), top=_ranking(data, "top"))
 
 
 @dataclass
@@ -227,14 +234,14 @@ class RetrieverEntry:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RetrieverEntry:
-        return cls(suite=data["suite"], retriever=data["retriever"], gate=data.get("gate", "pass"),
-                   gate_failures=list(data.get("gate_failures", [])), thresholds=dict(data.get("thresholds", {})),
-                   metrics=dict(data.get("metrics", {})), index_seconds=float(data.get("index_seconds", 0.0)),
-                   query_ms_p50=float(data.get("query_ms_p50", 0.0)), query_ms_p95=float(data.get("query_ms_p95", 0.0)),
-                   recall_curve=list(data.get("recall_curve", [])),
-                   queries=[QueryEntry.from_json(q) for q in data.get("queries", [])],
-                   seconds=float(data.get("seconds", 0.0)))
+    def from_json(cls, data: Mapping[str, Any]) -> RetrieverEntry:
+        return cls(suite=_required_text(data, "suite"), retriever=_required_text(data, "retriever"),
+                   gate=_text(data, "gate", "pass"),  # type: ignore[arg-type]  (any text shows as it is)
+                   gate_failures=_texts(data, "gate_failures"), thresholds=_numbers(data, "thresholds"),
+                   metrics=_numbers(data, "metrics"), index_seconds=_number(data, "index_seconds"),
+                   query_ms_p50=_number(data, "query_ms_p50"), query_ms_p95=_number(data, "query_ms_p95"),
+                   recall_curve=_number_list(data, "recall_curve"),
+                   queries=_each(data, "queries", QueryEntry.from_json), seconds=_number(data, "seconds"))
 
 
 @dataclass(frozen=True)
@@ -249,8 +256,8 @@ class LateAttempt:
         return {"case": self.case, "attempt": self.attempt}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LateAttempt:
-        return cls(case=str(data.get("case", "")), attempt=str(data.get("attempt", "")))
+    def from_json(cls, data: Mapping[str, Any]) -> LateAttempt:
+        return cls(case=_text(data, "case"), attempt=_text(data, "attempt"))
 
 
 @dataclass
@@ -273,10 +280,10 @@ class RunOptions:
                 "update_goldens": self.update_goldens, "args": self.args}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunOptions:
-        return cls(record_mode=data.get("record_mode", "none"), emulator=bool(data.get("emulator", False)),
-                   live=bool(data.get("live", False)), repeat=int(data.get("repeat", 1)),
-                   update_goldens=bool(data.get("update_goldens", False)), args=list(data.get("args", [])))
+    def from_json(cls, data: Mapping[str, Any]) -> RunOptions:
+        return cls(record_mode=_text(data, "record_mode", "none"), emulator=_flag(data, "emulator"),
+                   live=_flag(data, "live"), repeat=_whole(data, "repeat", 1),
+                   update_goldens=_flag(data, "update_goldens"), args=_texts(data, "args"))
 
 
 @dataclass
@@ -305,23 +312,202 @@ class RunRecord:
     def from_json(cls, data: Any, source: str = "the record") -> RunRecord:
         if not isinstance(data, dict) or "id" not in data or "schema" not in data:
             raise RecordError(f"{source}: not a rag-core run record (no schema and id)")
-        if not isinstance(data["schema"], int) or data["schema"] > SCHEMA_VERSION:
-            raise RecordError(f"{source}: run record schema {data['schema']!r} is newer than this rag-core reads "
+        schema = data["schema"]
+        if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+            raise RecordError(f"{source}: not a rag-core run record (its schema is {_shown(schema)}, not a version "
+                              "number)")
+        if schema > SCHEMA_VERSION:
+            raise RecordError(f"{source}: run record schema {schema} is newer than this rag-core reads "
                               f"({SCHEMA_VERSION}); upgrade rag-core to read it")
-        git = data.get("git")
         try:
-            return cls(schema=data["schema"], id=str(data["id"]), started=data.get("started", ""),
-                       seconds=float(data.get("seconds", 0.0)), exit_status=int(data.get("exit_status", 0)),
-                       git=GitState(str(git["commit"]), bool(git.get("dirty"))) if git else None,
-                       options=RunOptions.from_json(data.get("options", {})),
-                       cases=[CaseEntry.from_json(c) for c in data.get("cases", [])],
-                       retrieval=[RetrieverEntry.from_json(r) for r in data.get("retrieval", [])],
-                       notes=list(data.get("notes", [])),
-                       late=[LateAttempt.from_json(each) for each in data.get("late", [])])
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise RecordError(f"{source}: a malformed run record ({type(exc).__name__}: {exc})") from None
+            git = _object(data, "git")
+            options = _object(data, "options")
+            return cls(schema=schema, id=_required_text(data, "id"), started=_text(data, "started"),
+                       seconds=_number(data, "seconds"), exit_status=_whole(data, "exit_status"),
+                       git=_within("git", _git_state, git) if git else None,
+                       options=_within("options", RunOptions.from_json, options or {}),
+                       cases=_each(data, "cases", CaseEntry.from_json),
+                       retrieval=_each(data, "retrieval", RetrieverEntry.from_json),
+                       notes=_texts(data, "notes"), late=_each(data, "late", LateAttempt.from_json))
+        except FieldError as exc:
+            raise RecordError(f"{source}: not a run record rag-core can read: {exc}") from None
+
+
+def _git_state(data: Mapping[str, Any]) -> GitState:
+    return GitState(_required_text(data, "commit"), _flag(data, "dirty"))
 
 
 def _present(**values: Any) -> dict[str, Any]:
     """The values that say something: a record leaves out empty lists, empty text, False and None."""
     return {k: v for k, v in values.items() if v not in (None, "", [], {}, False, 0)}
+
+
+# ------------------------------------------------------------------ typed fields of JSON data
+# Each reader takes a field of a JSON object, or its default when the field is absent or null,
+# and raises FieldError when the field holds another kind of value: a record edited by hand, or
+# written by something else, is refused naming the field instead of failing later, elsewhere.
+
+T = TypeVar("T")
+# the largest count the page's script reads exactly (a JavaScript number)
+_LARGEST_WHOLE = 2**53
+
+
+class FieldError(RecordError):
+    """A field holding the wrong kind of value; ``path`` says where (``cases[3].id``)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+    def within(self, prefix: str) -> FieldError:
+        return FieldError(prefix + (self.path if self.path.startswith("[") else f".{self.path}"), self.problem)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _wrong(key: str, wanted: str, value: Any) -> FieldError:
+    return FieldError(key, f"should be {wanted}, not {_kind(value)} ({_shown(value)})")
+
+
+def _within(key: str, read: Callable[[Any], T], value: Any) -> T:
+    try:
+        return read(value)
+    except FieldError as exc:
+        raise exc.within(key) from None
+
+
+def _required_text(data: Mapping[str, Any], key: str) -> str:
+    if data.get(key) is None:
+        raise FieldError(key, "is missing")
+    return _text(data, key)
+
+
+def _text(data: Mapping[str, Any], key: str, default: str = "") -> str:
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise _wrong(key, "text", value)
+    return value
+
+
+def _optional_text(data: Mapping[str, Any], key: str) -> str | None:
+    return None if data.get(key) is None else _text(data, key)
+
+
+def _as_number(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong(key, "a number", value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise FieldError(key, f"should be a finite number, not {_shown(value)}")
+    return number
+
+
+def _number(data: Mapping[str, Any], key: str, default: float = 0.0) -> float:
+    value = data.get(key)
+    return default if value is None else _as_number(key, value)
+
+
+def _as_whole(key: str, value: Any) -> int:
+    number = int(_as_number(key, value))
+    if abs(number) > _LARGEST_WHOLE:
+        raise FieldError(key, f"should be a count, not {_shown(value)}")
+    return number
+
+
+def _whole(data: Mapping[str, Any], key: str, default: int = 0) -> int:
+    value = data.get(key)
+    return default if value is None else _as_whole(key, value)
+
+
+def _flag(data: Mapping[str, Any], key: str, default: bool = False) -> bool:
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, (bool, int)):
+        raise _wrong(key, "true or false", value)
+    return bool(value)
+
+
+def _list(data: Mapping[str, Any], key: str) -> list[Any]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):  # a tuple: the harness hands its own data over in process
+        raise _wrong(key, "a list", value)
+    return list(value)
+
+
+def _mapping(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _wrong(key, "an object", value)
+    return value
+
+
+def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    return _mapping(data, key) if data.get(key) is not None else None
+
+
+def _texts(data: Mapping[str, Any], key: str) -> list[str]:
+    items = _list(data, key)
+    for number, item in enumerate(items):
+        if not isinstance(item, str):
+            raise _wrong(f"{key}[{number}]", "text", item)
+    return list(items)
+
+
+def _number_list(data: Mapping[str, Any], key: str) -> list[float]:
+    return [_as_number(f"{key}[{number}]", item) for number, item in enumerate(_list(data, key))]
+
+
+def _numbers(data: Mapping[str, Any], key: str) -> dict[str, float]:
+    return {name: _as_number(f"{key}.{name}", value) for name, value in _mapping(data, key).items()}
+
+
+def _wholes(data: Mapping[str, Any], key: str) -> dict[str, int]:
+    return {name: _as_whole(f"{key}.{name}", value) for name, value in _mapping(data, key).items()}
+
+
+def _ranking(data: Mapping[str, Any], key: str) -> list[tuple[str, int | None]]:
+    """A query's top documents: [doc id, its grade or null] pairs."""
+    out: list[tuple[str, int | None]] = []
+    for number, item in enumerate(_list(data, key)):
+        where = f"{key}[{number}]"
+        if not (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)):
+            raise _wrong(where, "a [document id, grade] pair", item)
+        out.append((item[0], None if item[1] is None else _as_whole(f"{where}[1]", item[1])))
+    return out
+
+
+def _each(data: Mapping[str, Any], key: str, read: Callable[[Mapping[str, Any]], T]) -> list[T]:
+    """The list ``key`` of objects, each read by ``read``; a wrong one named by its place."""
+    out = []
+    for number, item in enumerate(_list(data, key)):
+        where = f"{key}[{number}]"
+        if not isinstance(item, Mapping):
+            raise _wrong(where, "an object", item)
+        out.append(_within(where, read, item))
+    return out

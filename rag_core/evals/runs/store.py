@@ -8,10 +8,12 @@ names alone, without reading any file. Only files named so are ever pruned.
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from rag_core.evals.runs.schema import RecordError, RunRecord
 
@@ -112,10 +114,107 @@ def _json_line(data: object) -> str:
 
 
 def load(path: Path) -> RunRecord:
+    """The record at ``path``. Raises RecordError naming the file and the cause for anything else:
+    a file that cannot be read, is not JSON, is nested deeper than any record (``MAX_DEPTH``),
+    holds text that is no text (a lone surrogate) or a number JSON has not (NaN), or holds a field
+    of the wrong kind."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not a JSON file ({exc})") from None
-    return RunRecord.from_json(data, str(path))
+    return RunRecord.from_json(plain_json(text, str(path)), str(path))
+
+
+# A record rag-core writes is at most about 75 levels deep: a failure's values are cut at 64
+# levels (``bounds.jsonable``), under a case, its live runs and their failures. A deeper file was
+# not written by it, and is refused before anything recurses into it.
+MAX_DEPTH = 100
+
+
+class _Unfit(ValueError):
+    """JSON that Python reads but no record holds (NaN, a number past a float's range)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Unfit(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _Unfit(f"{text} is beyond the numbers a record holds")
+    return number
+
+
+def plain_json(text: str, source: str) -> Any:
+    """``text`` as JSON data that every reader can walk: at most ``MAX_DEPTH`` levels deep, every
+    string (keys too) valid Unicode, every number finite. Raises RecordError naming ``source``."""
+    try:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise RecordError(f"{source}: not a run record rag-core can read: nested deeper than {MAX_DEPTH} levels") from None
+    except _Unfit as exc:
+        raise RecordError(f"{source}: not a run record rag-core can read: {exc}") from None
+    except ValueError as exc:  # JSONDecodeError, a constant or an integer too long to read
+        raise RecordError(f"{source}: not a JSON file ({exc})") from None
+    if not _fit(data):  # walked again, naming where, only when something is wrong
+        raise RecordError(f"{source}: not a run record rag-core can read: {_first_problem(data)}")
+    return data
+
+
+def _fit(data: Any) -> bool:
+    """Whether ``data`` is at most ``MAX_DEPTH`` deep and all its strings are text, walked without
+    recursion (a record of thousands of cases is walked in a blink)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if not _is_text(value):
+                return False
+        elif isinstance(value, dict):
+            if depth > MAX_DEPTH or not all(_is_text(key) for key in value):
+                return False
+            stack += [(item, depth + 1) for item in value.values()]
+        elif isinstance(value, list):
+            if depth > MAX_DEPTH:
+                return False
+            stack += [(item, depth + 1) for item in value]
+    return True
+
+
+def _first_problem(data: Any) -> str:
+    """What makes ``data`` unfit (``_fit``), and where: too deep, or a string that cannot be
+    written back as UTF-8 (a lone surrogate, from a ``\\ud800`` escape)."""
+    stack: list[tuple[Any, int, str]] = [(data, 1, "")]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, str):
+            if not _is_text(value):
+                return f"{where or 'the record'} holds a lone surrogate ({_surrogate(value)}), which is not text"
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH} levels (at {where[:80]}{'…' if len(where) > 80 else ''})"
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not _is_text(key):
+                    return f"a key in {where or 'the record'} holds a lone surrogate ({_surrogate(key)}), which is not text"
+                stack.append((item, depth + 1, f"{where}.{key}" if where else key))
+        else:
+            stack += [(item, depth + 1, f"{where}[{number}]") for number, item in enumerate(value)]
+    return "it cannot be read"
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _surrogate(value: str) -> str:
+    return next(f"\\u{ord(c):04x}" for c in value if 0xD800 <= ord(c) <= 0xDFFF)

@@ -7,11 +7,17 @@
   const DATA = JSON.parse(document.getElementById("rag-core-data").textContent);
   const PAGE_SIZE = 50;
   const COMPARED = DATA.base !== null;
+  // the run compared with, in words ("the previous run"): BASE is the command line's name for it
+  const BASE = COMPARED ? DATA.base.label : "";
   // what each view keeps while the user moves between views
   const state = {
     cases: { filter: "all", search: "", sort: null, dir: 1, page: 0 },
-    queries: {},  // "suite/retriever" -> { search, sort, dir, page }
+    queries: new Map(),  // "suite/retriever" -> { search, sort, dir, page }
   };
+  // a value of the data looked up by a name from the data (a case id, a query id, a metric): only
+  // the object's own keys, so an id such as "toString" or "constructor" finds its own entry or
+  // none, never a method every object inherits
+  const own = (map, key) => (map && Object.prototype.hasOwnProperty.call(map, key) ? map[key] : undefined);
 
   // ------------------------------------------------------------------ DOM helpers
   function el(tag, attrs, ...children) {
@@ -47,7 +53,8 @@
     const run = DATA.run;
     document.getElementById("title").textContent = "rag-core run " + run.id;
     const meta = document.getElementById("meta");
-    const git = run.git ? run.git.commit.slice(0, 10) + (run.git.dirty ? " (dirty)" : "") : "not in git";
+    const git = run.git ? run.git.commit.slice(0, 10) + (run.git.dirty ? " (dirty)" : "")
+      : "none recorded (not run in a git repository, or without git)";
     const options = run.options;
     const mode = options.live ? "live" + (options.repeat > 1 ? " ×" + options.repeat : "")
       : options.record_mode !== "none" ? "recording (" + options.record_mode + (options.emulator ? ", emulator" : "") + ")"
@@ -74,6 +81,17 @@
       return el("div", { class: "card " + (kind || ""), "data-card": key },
         el("div", { class: "n", text: shown }), el("div", { class: "label" }, label, delta));
     }
+    // a run's time moves with the machine's load: within the noise band (view.py, compare.py) its
+    // change is shown, uncoloured, as noise; beyond it, slower in red and faster in green
+    function timeCard() {
+      const value = now.seconds;
+      const changed = before && DATA.summary.timing !== "noise" ? deltaSpan(value, before.seconds, 1, false) : null;
+      const noise = before && DATA.summary.timing === "noise"
+        ? el("span", { class: "muted", title: "within the noise band of a run's time", text: " (" + signed(value - before.seconds, 1) + ", noise)" })
+        : null;
+      return el("div", { class: "card", "data-card": "seconds" },
+        el("div", { class: "n", text: fmt(value, 1) }), el("div", { class: "label" }, "seconds", changed, noise));
+    }
     box.append(
       card("cases", "cases"),
       card("passed", "passed", now.failed === 0 && now.cases > 0 ? "good" : ""),
@@ -85,14 +103,14 @@
       const changed = DATA.cases.length - (changes.same || 0);
       box.append(el("div", { class: "card " + (changes.regressed ? "bad" : ""), "data-card": "changed" },
         el("div", { class: "n", text: String(changed) }),
-        el("div", { class: "label", text: "changed since BASE" + (changes.regressed ? " (" + changes.regressed + " regressed)" : "") })));
+        el("div", { class: "label", text: "changed since " + BASE + (changes.regressed ? " (" + changes.regressed + " regressed)" : "") })));
     }
     if (now.gates_passed + now.gates_failed > 0) {
       box.append(el("div", { class: "card " + (now.gates_failed ? "bad" : "good"), "data-card": "gates" },
         el("div", { class: "n", text: now.gates_passed + " / " + (now.gates_passed + now.gates_failed) }),
         el("div", { class: "label", text: "retrieval gates passed" })));
     }
-    box.append(card("tokens", "tokens", "", undefined, false), card("seconds", "seconds", "", 1, false));
+    box.append(card("tokens", "tokens", "", undefined, false), timeCard());
   }
 
   // ------------------------------------------------------------------ tables: sort and pages
@@ -136,7 +154,7 @@
   const FILTERS = [
     ["all", "All", () => true],
     ["failed", "Failed", (c) => c.status === "failed"],
-    ["changed", "Changed since BASE", (c) => c.change !== null && c.change !== "same"],
+    ["changed", "Changed since " + BASE, (c) => c.change !== null && c.change !== "same"],
     ["new", "New", (c) => c.status === "new" || c.change === "added"],
     ["skipped", "Skipped", (c) => c.status === "skipped"],
   ].filter(([name]) => COMPARED || name !== "changed");
@@ -154,7 +172,7 @@
 
     const columns = [
       { label: "case", key: "id" }, { label: "status", key: "status" },
-      ...(COMPARED ? [{ label: "in BASE", key: "before" }, { label: "change", key: "change", value: (c) => ORDER[c.change] }] : []),
+      ...(COMPARED ? [{ label: "in " + BASE, key: "before" }, { label: "change", key: "change", value: (c) => ORDER[c.change] }] : []),
       { label: "failed checks", key: "failures", num: true, descending: true },
       { label: "tokens", key: "tokens", num: true, descending: true },
       { label: "seconds", key: "seconds", num: true, descending: true },
@@ -196,10 +214,22 @@
     return [text.slice(0, start), el("mark", { text: text.slice(start, text.length - end) }), text.slice(text.length - end)];
   }
 
+  // a fold of unchanged lines opens in place (its row holds them); a fold of lines past the
+  // comparison's bound holds none, and says so
+  function foldRow(label, hidden) {
+    if (!hidden) return el("tr", { class: "fold" }, el("td", { colspan: "2", text: label }));
+    const row = el("tr", { class: "fold" }, el("td", { colspan: "2" }, el("button", {
+      type: "button", class: "unfold", title: "show these lines",
+      onclick: () => row.replaceWith(...hidden.map((line) => el("tr", { class: "same unfolded" },
+        el("td", { class: "l", text: line }), el("td", { class: "r", text: line })))),
+    }, "⋯ " + label + " (show) ⋯")));
+    return row;
+  }
+
   function sideBySide(failure) {
     const label = (failure.where ? failure.where + ":" : "") + failure.field;
-    const body = el("tbody", {}, failure.rows.map(([tag, left, right]) => {
-      if (tag === "…") return el("tr", { class: "fold" }, el("td", { colspan: "2", text: "⋯ " + left + " ⋯" }));
+    const body = el("tbody", {}, failure.rows.map(([tag, left, right, hidden]) => {
+      if (tag === "…") return foldRow(left, hidden);
       if (tag === "~") {
         const [start, end] = commonEnds(left, right);
         return el("tr", { class: "chg" }, el("td", { class: "l" }, marked(left, start, end)), el("td", { class: "r" }, marked(right, start, end)));
@@ -277,15 +307,15 @@
   function caseView(main, id) {
     const row = DATA.cases.find((c) => c.id === id);
     if (!row) { main.append(el("p", { class: "empty", text: "No case " + id + " in this run." })); return; }
-    const detail = DATA.details[id] || { reason: "", fixes: [], failures: [] };
+    const detail = own(DATA.details, id) || { reason: "", fixes: [], failures: [] };
     main.append(
       el("p", {}, link("cases", "‹ all cases")),
       el("h2", { id: "case-title" }, id + " ", badge(row.status), COMPARED && row.change && row.change !== "same" ? [" ", badge(row.change)] : null),
-      el("p", { class: "muted", text: row.tokens + " tokens, " + fmt(row.seconds, 2) + " s" + (COMPARED ? ", in BASE: " + (row.before || "absent") : "") }),
+      el("p", { class: "muted", text: row.tokens + " tokens, " + fmt(row.seconds, 2) + " s" + (COMPARED ? "; in " + BASE + ": " + (row.before || "absent") : "") }),
       detailBody(detail));
     if (!detail.failures.length && !detail.reason && row.status !== "gone") main.append(el("p", { class: "muted", text: "Every check of this case passed." }));
     if (detail.before) {
-      main.append(el("details", { class: "before" }, el("summary", { text: "how it failed in BASE (" + DATA.base.id + ")" }), detailBody(detail.before)));
+      main.append(el("details", { class: "before" }, el("summary", { text: "how it failed in " + BASE + " (" + DATA.base.id + ")" }), detailBody(detail.before)));
     }
   }
 
@@ -302,9 +332,9 @@
         el("td", {}, link(hashOf("retrieval", suite.suite, r.name), r.name)),
         el("td", {}, badge(r.gate), r.delta && r.delta.gate_before !== r.gate ? el("span", { class: "muted", text: " was " + r.delta.gate_before }) : null),
         suite.metrics.map((m) => {
-          const value = r.metrics[m];
-          const change = r.delta && r.delta.metrics[m];
-          const best = value !== undefined && Math.abs(value - suite.best[m]) < 1e-12;
+          const value = own(r.metrics, m);
+          const change = r.delta && own(r.delta.metrics, m);
+          const best = value !== undefined && Math.abs(value - own(suite.best, m)) < 1e-12;
           return el("td", { class: "num", "data-metric": m },
             el("span", { class: "value" + (best ? " best" : ""), title: best ? "best of the suite" : null, text: fmt(value) }),
             change ? deltaSpan(value, change.before) : null,
@@ -377,14 +407,14 @@
   }
   function hideTip() { tip.classList.remove("shown"); }
 
-  // each judged query's change in the primary metric since BASE, worst first: a bar per query, down
+  // each judged query's change in the primary metric since the run compared with, worst first: a bar per query, down
   // for worse, up for better; hovering shows the query, clicking opens it. A full-height hit area
   // per query keeps a bar of a tiny change (or of 300 queries in 412 pixels) easy to point at
   function changeChart(suite, r) {
     if (!COMPARED || !r.delta) return null;
     const primary = suite.metrics[0];
-    const changes = Object.entries(r.queries).filter(([, q]) => q.before !== undefined && q.metrics[primary] !== undefined)
-      .map(([id, q]) => ({ id: id, now: q.metrics[primary], before: q.before, delta: q.metrics[primary] - q.before }))
+    const changes = Object.entries(r.queries).filter(([, q]) => q.before !== undefined && own(q.metrics, primary) !== undefined)
+      .map(([id, q]) => ({ id: id, now: own(q.metrics, primary), before: q.before, delta: own(q.metrics, primary) - q.before }))
       .sort((a, b) => a.delta - b.delta || (a.id < b.id ? -1 : 1));
     if (!changes.some((c) => Math.abs(c.delta) > 1e-12)) return null;  // nothing moved: the table's 0 says it
     const width = 460, height = 180, left = 38, right = 10, top = 10, bottom = 12;
@@ -397,7 +427,7 @@
     const bars = changes.map((c, n) => {
       const kind = c.delta < -1e-12 ? "worse" : c.delta > 1e-12 ? "better" : "same";
       const x = left + n * step;
-      const text = (suite.queries[c.id] || {}).text || "(no text recorded)";
+      const text = (own(suite.queries, c.id) || {}).text || "(no text recorded)";
       const bar = svg("g", { class: "qbar " + kind, "data-query": c.id, tabindex: "0",
         "aria-label": c.id + ": " + text + ", " + primary + " " + fmt(c.before) + " to " + fmt(c.now) },
         svg("rect", { class: "hit", x: x, y: top, width: Math.max(step, 1), height: height - top - bottom }),
@@ -412,7 +442,7 @@
       return bar;
     });
     const worse = changes.filter((c) => c.delta < -1e-12).length, better = changes.filter((c) => c.delta > 1e-12).length;
-    const title = r.name + ": " + primary + " per query since BASE (" + worse + " worse, " + better + " better)";
+    const title = r.name + ": " + primary + " per query since " + BASE + " (" + worse + " worse, " + better + " better)";
     return el("div", { class: "chart change-chart", "data-retriever": r.name }, el("div", { class: "label", text: title }),
       svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img", "aria-label": title }, grid, bars));
   }
@@ -423,16 +453,16 @@
     if (!r) { main.append(el("p", { class: "empty", text: "No retriever " + suiteName + "/" + name + " in this run." })); return; }
     const key = suiteName + "/" + name;
     const primary = suite.metrics[0];
-    const view = state.queries[key] || (state.queries[key] = {
-      search: "", page: 0, sort: COMPARED && r.delta ? "delta" : primary, dir: 1 });
+    if (!state.queries.has(key)) state.queries.set(key, { search: "", page: 0, sort: COMPARED && r.delta ? "delta" : primary, dir: 1 });
+    const view = state.queries.get(key);
     main.append(el("p", {}, link("retrieval", "‹ all suites")),
       el("h2", { id: "retriever-title", text: key }),
-      el("p", { class: "muted", text: COMPARED && r.delta ? "queries sorted by their change in " + primary + " since BASE, worst first; " + r.delta.worse + " got worse"
+      el("p", { class: "muted", text: COMPARED && r.delta ? "queries sorted by their change in " + primary + " since " + BASE + ", worst first; " + r.delta.worse + " got worse"
         : "queries sorted by " + primary + ", lowest first" }));
     const rows = Object.entries(r.queries).map(([id, q]) => ({
-      id: id, text: (suite.queries[id] || {}).text || "", metrics: q.metrics,
+      id: id, text: (own(suite.queries, id) || {}).text || "", metrics: q.metrics,
       before: q.before === undefined ? null : q.before,
-      delta: q.before === undefined || q.metrics[primary] === undefined ? null : q.metrics[primary] - q.before,
+      delta: q.before === undefined || own(q.metrics, primary) === undefined ? null : own(q.metrics, primary) - q.before,
     }));
     const holder = el("div", { id: "queries-table" });
     main.append(el("div", { class: "toolbar" }, el("input", { type: "search", placeholder: "search query ids and texts",
@@ -440,17 +470,17 @@
       oninput: (event) => { view.search = event.target.value; view.page = 0; draw(); } })), holder);
     const columns = [{ label: "query", key: "id" }, { label: "text", key: "text" },
       ...suite.metrics.map((m) => ({ label: m, key: m, num: true })),
-      ...(COMPARED && r.delta ? [{ label: primary + " in BASE", key: "before", num: true }, { label: "change", key: "delta", num: true }] : [])];
+      ...(COMPARED && r.delta ? [{ label: primary + " in " + BASE, key: "before", num: true }, { label: "change", key: "delta", num: true }] : [])];
     function draw() {
       const words = view.search.toLowerCase().split(/\s+/).filter(Boolean);
       let shownRows = rows.filter((q) => words.every((w) => q.id.toLowerCase().includes(w) || q.text.toLowerCase().includes(w)));
       const metric = suite.metrics.includes(view.sort);
-      shownRows = sortRows(shownRows, metric ? (q) => q.metrics[view.sort] : view.sort, view.dir);
+      shownRows = sortRows(shownRows, metric ? (q) => own(q.metrics, view.sort) : view.sort, view.dir);
       const page = shownRows.slice(view.page * PAGE_SIZE, (view.page + 1) * PAGE_SIZE);
       const body = el("tbody", {}, page.map((q) => el("tr", { class: "clickable query-row", "data-query": q.id,
         onclick: () => { location.hash = hashOf("query", suiteName, name, q.id); } },
         el("td", {}, link(hashOf("query", suiteName, name, q.id), q.id)), el("td", { text: q.text }),
-        suite.metrics.map((m) => el("td", { class: "num", text: fmt(q.metrics[m]) })),
+        suite.metrics.map((m) => el("td", { class: "num", text: fmt(own(q.metrics, m)) })),
         COMPARED && r.delta ? [el("td", { class: "num", text: fmt(q.before) }),
           el("td", { class: "num " + (q.delta < 0 ? "down" : q.delta > 0 ? "up" : "muted"), text: q.delta === null ? "–" : signed(q.delta) })] : null)));
       holder.replaceChildren(el("table", { id: "queries" }, el("thead", {}, headerRow(columns, view, draw)), body),
@@ -462,15 +492,15 @@
   function queryView(main, suiteName, name, id) {
     const suite = DATA.retrieval.find((s) => s.suite === suiteName);
     const r = suite && suite.retrievers.find((x) => x.name === name);
-    const q = r && r.queries[id];
+    const q = r && own(r.queries, id);
     if (!q) { main.append(el("p", { class: "empty", text: "No query " + id + " for " + suiteName + "/" + name + "." })); return; }
-    const info = suite.queries[id] || { text: "", judged: {} };
+    const info = own(suite.queries, id) || { text: "", judged: {} };
     const primary = suite.metrics[0];
     main.append(el("p", {}, link(hashOf("retrieval", suiteName, name), "‹ " + suiteName + "/" + name)),
       el("h2", { id: "query-title", text: "query " + id }),
       el("blockquote", { class: "query-text", text: info.text || "(no text recorded)" }),
-      el("p", {}, suite.metrics.map((m) => el("span", { class: "mono" }, m + " " + fmt(q.metrics[m]) + "  ")),
-        q.before !== undefined ? el("span", { class: "mono" }, "(" + primary + " in BASE " + fmt(q.before) + ")") : null));
+      el("p", {}, suite.metrics.map((m) => el("span", { class: "mono" }, m + " " + fmt(own(q.metrics, m)) + "  ")),
+        q.before !== undefined ? el("span", { class: "mono" }, "(" + primary + " in " + BASE + " " + fmt(q.before) + ")") : null));
     const judged = Object.entries(info.judged);
     main.append(el("h3", { text: "judged documents (" + judged.length + ")" }),
       el("table", { class: "judged" }, el("thead", {}, el("tr", {}, el("th", { text: "document" }), el("th", { class: "num", text: "grade" }), el("th", { text: "returned at" }))),
@@ -481,7 +511,7 @@
         }))));
     main.append(el("h3", { text: "top " + q.top.length + " returned" }),
       el("ol", { class: "ranking" }, q.top.map((doc) => {
-        const grade = info.judged[doc];
+        const grade = own(info.judged, doc);
         const hit = grade !== undefined && grade > 0;
         return el("li", { class: hit ? "hit" : "miss" }, el("span", { class: "mono", text: doc }),
           hit ? " ✓ relevant (grade " + grade + ")" : grade === 0 ? " judged not relevant" : " not judged");
@@ -495,28 +525,36 @@
     const current = points.findIndex((p) => p.current);
     // a point opens its run's report (rag-core view serves them; rag-core report --history-pages writes them)
     const linked = points.some((p) => p.page);
-    main.append(el("p", { class: "muted", text: points.length + " run(s), oldest first; hover a point for its run" +
-      (linked ? ", click it to open that run's report" : points.length > 1 ? " (rag-core report --history-pages links each to its run's report)" : "") }));
+    // only full replays measure one pass rate over time (runs/history.py): the others are listed, not drawn
+    const replays = points.filter((p) => p.comparable).length;
+    main.append(el("p", { class: "muted", id: "history-about", text: points.length + " run(s): the charts go from the oldest " +
+      "on the left to the newest on the right, the table lists the newest first. The pass rate is drawn for full replays " +
+      "only (" + replays + " of " + points.length + "): a recording, a live run, an --update-goldens run, a run of a " +
+      "selection (--case, -k, a test's id) or one cut short counts other cases. Hover a point for its run" +
+      (linked ? ", click it to open that run's report." : points.length > 1 ? " (rag-core report --history-pages links each to its run's report)." : ".") }));
     const titleOf = (line, i, v) => points[i].id + (points[i].commit ? " @ " + points[i].commit.slice(0, 10) : "") + ": " + line.name + " = " + fmt(v, 3);
     const pageOf = (i) => points[i].page;
-    const charts = [lineChart("pass rate", [{ name: "pass rate", values: points.map((p) => p.pass_rate) }], points.length, 0, 1, titleOf, pageOf, current)];
+    const passRates = points.map((p) => (p.comparable ? p.pass_rate : null));
+    const charts = [lineChart("pass rate (full replays)", [{ name: "pass rate", values: passRates }], points.length, 0, 1, titleOf, pageOf, current)];
     for (const name of h.series) {
-      const values = points.map((p) => (p.metrics[name] === undefined ? null : p.metrics[name]));
+      const values = points.map((p) => (own(p.metrics, name) === undefined ? null : own(p.metrics, name)));
       const known = values.filter((v) => v !== null);
       const low = Math.max(0, Math.min(...known) - 0.05), high = Math.min(1, Math.max(...known) + 0.05);
       charts.push(lineChart(name, [{ name: name, values: values }], points.length, low, high, titleOf, pageOf, current));
     }
     main.append(el("div", { class: "charts", id: "history-charts" }, charts));
     main.append(el("table", { id: "history" }, el("thead", {}, el("tr", {}, el("th", { text: "run" }), el("th", { text: "started" }),
-      el("th", { text: "commit" }), el("th", { class: "num", text: "cases" }), el("th", { class: "num", text: "failed" }),
+      el("th", { text: "commit" }), el("th", { text: "kind" }), el("th", { class: "num", text: "cases" }), el("th", { class: "num", text: "failed" }),
       el("th", { class: "num", text: "pass rate" }), h.series.map((s) => el("th", { class: "num", text: s })))),
     el("tbody", {}, points.slice().reverse().map((p) => el("tr", { class: p.current ? "current" : "" },
       el("td", { class: "mono" }, p.page ? el("a", { href: p.page, class: "run-link", text: p.id }) : p.id,
         p.current ? el("span", { class: "muted", text: " (this run)" }) : null),
       el("td", { text: p.started }), el("td", { class: "mono", text: p.commit ? p.commit.slice(0, 10) + (p.dirty ? " (dirty)" : "") : "–" }),
+      el("td", { class: "kind" + (p.comparable ? "" : " muted"), text: p.kind_words }),
       el("td", { class: "num", text: String(p.cases) }), el("td", { class: "num", text: String(p.failed) }),
-      el("td", { class: "num", text: p.pass_rate === null ? "–" : Math.round(p.pass_rate * 1000) / 10 + "%" }),
-      h.series.map((s) => el("td", { class: "num", text: fmt(p.metrics[s]) })))))));
+      el("td", { class: "num" + (p.comparable ? "" : " muted"), title: p.comparable ? null : "not drawn: not a full replay",
+        text: p.pass_rate === null ? "–" : Math.round(p.pass_rate * 1000) / 10 + "%" }),
+      h.series.map((s) => el("td", { class: "num", text: fmt(own(p.metrics, s)) })))))));
   }
 
   // ------------------------------------------------------------------ routing
@@ -540,6 +578,8 @@
 
   header();
   summary();
+  // a project without retrieval suites has no Retrieval view to offer
+  if (!DATA.retrieval.length) document.getElementById("tab-retrieval").hidden = true;
   document.body.append(tip);
   window.addEventListener("hashchange", route);
   route();
