@@ -39,27 +39,33 @@ def _load_script(path: Path) -> list[Any]:
     """The turns of a script file: a YAML list of turns, or a case file's ``emulate:`` list."""
     import yaml
 
-    from rag_core.evals.harness.yaml_lines import load_bounded
+    from rag_core.evals.harness import validation_messages
+    from rag_core.evals.harness.yaml_lines import load_bounded, tab_problem
     from pydantic import TypeAdapter, ValidationError
 
     from rag_core.evals.emulator.script import ScriptEntry
 
+    text = None
     try:
-        data = load_bounded(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = load_bounded(text)
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: not a YAML file ({' '.join(str(exc).split())})") from None
+        tab = tab_problem(exc, text) if isinstance(exc, yaml.YAMLError) else None
+        raise UsageError(f"{path}: {tab}" if tab else f"{path}: not a YAML file ({' '.join(str(exc).split())})") from None
     if isinstance(data, dict) and "emulate" in data:
         data = data["emulate"]
     if not isinstance(data, list):
         raise UsageError(f"{path}: a script is a list of turns (or a case file with an emulate: list)")
-    try:
-        return TypeAdapter(list[ScriptEntry]).validate_python(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"] if p not in ("ScriptedTurn", "ScriptedError"))
-        raise UsageError(f"{path}: turn {where}: {first['msg']}") from None
+    turns, entry = [], TypeAdapter(ScriptEntry)
+    for number, turn in enumerate(data, start=1):  # one at a time: a problem is named by its turn
+        try:
+            turns.append(entry.validate_python(turn))
+        except ValidationError as exc:
+            first = validation_messages.problems(exc, turn, ScriptEntry)[0]
+            raise UsageError(f"{path}: turn {number}: {first.text}") from None
+    return turns
 
 
 def _serve(args: argparse.Namespace) -> int:

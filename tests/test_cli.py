@@ -48,7 +48,7 @@ def test_every_command_has_help(words, tmp_path):
         (["emulator"], "required: ACTION"),
         (["emulator", "serve", "--port", "x"], "'x' is not a port number"),
         (["emulator", "serve", "--script", "missing.yaml"], "missing.yaml: cannot be read"),
-        (["emulator", "serve", "--script", "bad_turn.yaml"], "bad_turn.yaml: turn 0.text"),
+        (["emulator", "serve", "--script", "bad_turn.yaml"], "bad_turn.yaml: turn 1: `text` must be a string"),
         (["emulator", "serve", "--script", "not_a_list.yaml"], "not_a_list.yaml: a script is a list of turns"),
         (["cache", "record", "missing.yaml"], "missing.yaml: no such suite file"),
         (["cache", "record", "no_embedder.yaml"], "no_embedder.yaml: the suite has no embedder"),

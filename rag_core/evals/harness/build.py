@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag_core.evals.harness.case import GoldenCase, KnowledgeSpec, ModelSpec, adapter_class
+from rag_core.evals.harness import validation_messages
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.yaml_lines import load_bounded
@@ -109,5 +110,6 @@ def build_agent(case: GoldenCase, model: Model, fixtures: Path) -> Agent:
     try:
         return Agent(model=model, clock=lambda: case.clock, **options)
     except ValidationError as exc:
-        problems = "; ".join(f"agent.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        given = {"model": model, "clock": None, **options}
+        problems = "; ".join(p.text for p in validation_messages.problems(exc, given, Agent, within=("agent",)))
         raise CaseFileError(f"{source}: {problems}") from None
