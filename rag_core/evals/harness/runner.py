@@ -16,7 +16,7 @@ from typing import Any, Callable
 from rag_core.evals.atomic import write_atomic
 from rag_core.evals import credentials
 from rag_core.evals.harness import cassette_format, hints
-from rag_core.evals.harness import judging
+from rag_core.evals.harness import judging, recorded_live
 from rag_core.evals.harness.case import GoldenCase, load_expect, read_golden
 from rag_core.evals.harness.errors import (CaseFileError, CassetteFileError, HarnessError, RecordingFailed,
                                           UnrecordedRequestError)
@@ -214,6 +214,8 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
         )
     provider = None
     if recording and settings.emulator:
+        if judged and judging.missing_verdicts(case):
+            raise CaseFileError(judging.missing_verdicts(case))
         # seeded by the case: a compared subject gets the same ids as the case's own
         script = list(case.emulate) + (judging.emulated_turns(case) if judged else [])
         provider = ScriptedProvider(script, seed=case.id)
@@ -274,6 +276,9 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
     else:
         problem = (_recording_problem(case, replay, error or judge_error, provider, settings, during_run,
                                       None if judge_start else subject.name) if recording else None)
+    if live and problem is not None:  # the user's environment again: without the case's dummy keys
+        problem += recorded_live.note(error or judge_error, replay.recorded, os.environ, hints.with_emulator(
+            selector, settings.record_mode, settings.update_goldens, settings.live), bool(case.emulate))
     if settings.live:
         recorder.discard()  # a live run keeps nothing
     elif problem is not None:
