@@ -6,6 +6,7 @@
     rag-core report [RUN] [--compare BASE] [-o FILE]     a run record as one self-contained HTML page
     rag-core view [RUN] [--compare BASE]                 the same page, served on 127.0.0.1 to a browser
     rag-core merge SHARD... [--summary FILE]             the run records of a run's CI shards as one record
+    rag-core offline -- COMMAND...                       a command with loopback as its only network (Linux)
     rag-core --version
 
 Bad input ends with one line on stderr naming the thing and the cause, and exit status 2.
@@ -273,8 +274,11 @@ def _add_report_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rag-core", description="rag-core: the provider emulator, embedding caches, project scaffolding. "
-                     "Golden cases and retrieval suites run under pytest (pytest evals/).")
+    parser = _Parser(prog="rag-core", description="rag-core: what is not a test run: project scaffolding, the provider "
+                     "emulator, embedding caches, the HTML report of a run record (written by every pytest evals/ "
+                     "session), merging CI shards' records, running a command offline. Golden cases and retrieval "
+                     "suites run under pytest (pytest evals/).",
+                     epilog="Each COMMAND has --help (rag-core emulator serve --help, rag-core cache record --help).")
     parser.add_argument("--version", action="version", version=f"rag-core {rag_core.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
@@ -288,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the command and its arguments (after --)")
     offline.set_defaults(run=_offline)
 
-    emulator = commands.add_parser("emulator", help="the provider emulator (OpenAI, Cohere, Gemini wire formats)")
+    emulator = commands.add_parser("emulator", help="serve: the provider emulator on 127.0.0.1 (OpenAI, Cohere, Gemini "
+                                                   "wire formats)")
     emulator_commands = emulator.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     emulator_commands.required = True
     serve = emulator_commands.add_parser(
@@ -299,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="YAML list of turns (or a case file): what each model call answers, in order")
     serve.set_defaults(run=_serve)
 
-    cache = commands.add_parser("cache", help="embedding caches of retrieval suites")
+    cache = commands.add_parser("cache", help="record: embed a retrieval suite's corpus and queries into its cache")
     cache_commands = cache.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     cache_commands.required = True
     record = cache_commands.add_parser(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -38,6 +39,22 @@ def test_version(command, tmp_path):
 def test_every_command_has_help(words, tmp_path):
     result = rag_core_command(*words, "--help", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.startswith("usage: rag-core")
+
+
+def test_help_lists_every_command_with_one_line_and_says_what_reports_are():
+    import argparse
+
+    from rag_core.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    text = parser.format_help()
+    for name, choice in commands.choices.items():
+        helped = next(a for a in commands._choices_actions if a.dest == name)
+        assert helped.help and "\n" not in helped.help, name
+        assert re.search(rf"^    {name} +\S", text, re.MULTILINE), (name, text)
+    assert {"report", "view", "merge", "offline", "init", "emulator", "cache"} <= set(commands.choices)
+    assert "HTML report of a run record" in text and "merging CI shards" in text, text
 
 
 @pytest.mark.parametrize(
