@@ -40,27 +40,33 @@ def _load_script(path: Path) -> list[Any]:
     """The turns of a script file: a YAML list of turns, or a case file's ``emulate:`` list."""
     import yaml
 
-    from rag_core.evals.common.yaml_read import load_bounded
+    from rag_core.evals.common import validation_messages
+    from rag_core.evals.common.yaml_read import load_bounded, tab_problem
     from pydantic import TypeAdapter, ValidationError
 
     from rag_core.evals.emulator.script import ScriptEntry
 
+    text = None
     try:
-        data = load_bounded(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = load_bounded(text)
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: not a YAML file ({' '.join(str(exc).split())})") from None
+        tab = tab_problem(exc, text) if isinstance(exc, yaml.YAMLError) else None
+        raise UsageError(f"{path}: {tab}" if tab else f"{path}: not a YAML file ({' '.join(str(exc).split())})") from None
     if isinstance(data, dict) and "emulate" in data:
         data = data["emulate"]
     if not isinstance(data, list):
         raise UsageError(f"{path}: a script is a list of turns (or a case file with an emulate: list)")
-    try:
-        return TypeAdapter(list[ScriptEntry]).validate_python(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"] if p not in ("ScriptedTurn", "ScriptedError"))
-        raise UsageError(f"{path}: turn {where}: {first['msg']}") from None
+    turns, entry = [], TypeAdapter(ScriptEntry)
+    for number, turn in enumerate(data, start=1):  # one at a time: a problem is named by its turn
+        try:
+            turns.append(entry.validate_python(turn))
+        except ValidationError as exc:
+            first = validation_messages.problems(exc, turn, ScriptEntry)[0]
+            raise UsageError(f"{path}: turn {number}: {first.text}") from None
+    return turns
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -297,8 +303,11 @@ def _add_report_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rag-core", description="rag-core: the provider emulator, embedding caches, project scaffolding. "
-                     "Golden cases and retrieval suites run under pytest (pytest evals/).")
+    parser = _Parser(prog="rag-core", description="rag-core: what is not a test run: project scaffolding, the provider "
+                     "emulator, embedding caches, the HTML report of a run record (written by every pytest evals/ "
+                     "session), merging CI shards' records, running a command offline. Golden cases and retrieval "
+                     "suites run under pytest (pytest evals/).",
+                     epilog="Each COMMAND has --help (rag-core emulator serve --help, rag-core cache record --help).")
     parser.add_argument("--version", action="version", version=f"rag-core {rag_core.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
@@ -324,7 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the command and its arguments (after --)")
     offline.set_defaults(run=_offline)
 
-    emulator = commands.add_parser("emulator", help="the provider emulator (OpenAI, Cohere, Gemini wire formats)")
+    emulator = commands.add_parser("emulator", help="serve: the provider emulator on 127.0.0.1 (OpenAI, Cohere, Gemini "
+                                                   "wire formats)")
     emulator_commands = emulator.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     emulator_commands.required = True
     serve = emulator_commands.add_parser(
@@ -335,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="YAML list of turns (or a case file): what each model call answers, in order")
     serve.set_defaults(run=_serve)
 
-    cache = commands.add_parser("cache", help="embedding caches of retrieval suites")
+    cache = commands.add_parser("cache", help="record: embed a retrieval suite's corpus and queries into its cache")
     cache_commands = cache.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     cache_commands.required = True
     record = cache_commands.add_parser(

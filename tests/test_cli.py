@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -40,6 +41,22 @@ def test_every_command_has_help(words, tmp_path):
     assert result.returncode == 0 and result.stdout.startswith("usage: rag-core")
 
 
+def test_help_lists_every_command_with_one_line_and_says_what_reports_are():
+    import argparse
+
+    from rag_core.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    text = parser.format_help()
+    for name, choice in commands.choices.items():
+        helped = next(a for a in commands._choices_actions if a.dest == name)
+        assert helped.help and "\n" not in helped.help, name
+        assert re.search(rf"^    {name} +\S", text, re.MULTILINE), (name, text)
+    assert {"report", "view", "merge", "offline", "init", "emulator", "cache"} <= set(commands.choices)
+    assert "HTML report of a run record" in text and "merging CI shards" in text, text
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -48,7 +65,7 @@ def test_every_command_has_help(words, tmp_path):
         (["emulator"], "required: ACTION"),
         (["emulator", "serve", "--port", "x"], "'x' is not a port number"),
         (["emulator", "serve", "--script", "missing.yaml"], "missing.yaml: cannot be read"),
-        (["emulator", "serve", "--script", "bad_turn.yaml"], "bad_turn.yaml: turn 0.text"),
+        (["emulator", "serve", "--script", "bad_turn.yaml"], "bad_turn.yaml: turn 1: `text` must be a string"),
         (["emulator", "serve", "--script", "not_a_list.yaml"], "not_a_list.yaml: a script is a list of turns"),
         (["cache", "record", "missing.yaml"], "missing.yaml: no such suite file"),
         (["cache", "record", "no_embedder.yaml"], "no_embedder.yaml: the suite has no embedder"),

@@ -196,6 +196,57 @@ def test_every_rag_core_command_the_docs_name_exists():
     assert not problems, "\n".join(problems)
 
 
+def command_paths(parser, path=()) -> list[tuple[tuple[str, ...], object]]:
+    """Every command a user runs (``init``, ``emulator serve``, ...) with its parser."""
+    children = subcommands(parser)
+    if not children:
+        return [(path, parser)]
+    return [found for name, child in children.items() for found in command_paths(child, path + (name,))]
+
+
+def cli_table_rows() -> dict[str, str]:
+    """docs/cli.md's table of rag-core commands: each row's command cell, by the row's full text."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = text.split("## The `rag-core` command", 1)[1].split("## pytest options", 1)[0]
+    return {row: re.match(r"\| `([^`]+)`", row).group(1) for row in table.splitlines() if row.startswith("| `rag-core")}
+
+
+def test_the_cli_page_lists_every_rag_core_command_with_every_option_and_argument():
+    rows = cli_table_rows()
+    problems = []
+    for path, parser in command_paths(rag_core_parser()):
+        command = "rag-core " + " ".join(path)
+        row = next((row for row, cell in rows.items() if cell == command or cell.startswith(command + " ")), None)
+        if row is None:
+            problems.append(f"docs/cli.md: no row for {command}")
+            continue
+        cell = rows[row]
+        for action in parser._actions:
+            if "--help" in action.option_strings:
+                continue
+            if action.option_strings:
+                if not any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", row) for s in action.option_strings):
+                    problems.append(f"docs/cli.md: {command}: no {'/'.join(action.option_strings)}")
+            elif action.metavar and action.metavar not in cell:
+                problems.append(f"docs/cli.md: {command}: its argument {action.metavar} is not in `{cell}`")
+    top = option_strings(rag_core_parser()) - {"-h", "--help"}
+    problems += [f"docs/cli.md: no row for rag-core {o}" for o in top if not any(c == f"rag-core {o}" for c in rows.values())]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_cli_page_lists_every_pytest_option_rag_core_adds():
+    result = subprocess.run([sys.executable, "-m", "pytest", "--help"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
+    group = result.stdout.split("rag-core golden cases and retrieval suites:", 1)[1].split("\n\n", 1)[0]
+    ours = set(re.findall(r"^  (--[a-z][a-z0-9-]*)", group, re.MULTILINE))
+    assert {"--update-goldens", "--report-dir", "--runs-dir"} <= ours, group
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("## pytest options", 1)[1]
+    listed = set(re.findall(r"^\| `(--[a-z][a-z0-9-]*)", page, re.MULTILINE)) | set(
+        re.findall(r"^\| `--[a-z-]+`, `(--[a-z][a-z0-9-]*)`", page, re.MULTILINE))
+    missing = ours - listed
+    assert not missing, f"docs/cli.md lists no row for {sorted(missing)}"
+
+
 def benchmark_options() -> dict[str, set[str]]:
     return {path.stem: set(re.findall(r"add_argument\(\s*\"(--[a-z0-9-]+)\"", path.read_text(encoding="utf-8")))
             for path in (ROOT / "evals" / "benchmarks").glob("bench_*.py")}

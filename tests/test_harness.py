@@ -114,20 +114,20 @@ def test_recording_without_keys_or_emulator_says_how(project, monkeypatch):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("id: bad\ninput: hi\nagnet: {}\n", "fixtures/goldens/broken.yaml:3: agnet: Extra inputs are not permitted"),
+        ("id: bad\ninput: hi\nagnet: {}\n", "fixtures/goldens/broken.yaml:3: unknown key 'agnet' (did you mean 'agent'?)"),
         ("id: bad\ninput: [unclosed\n", "fixtures/goldens/broken.yaml:3: not valid YAML*"),
-        ("id: bad\ninput: hi\nturns: [a]\n", "*broken.yaml: (case): Value error, give exactly one of input or turns*"),
-        ("id: bad\ninput: hi\nemulate:\n  - {txt: hi}\n", "*broken.yaml:4: emulate.0*txt*"),
-        ("id: bad\ninput: hi\nagent: {no_such_option: 1}\n", "*agent.no_such_option: Extra inputs are not permitted*"),
+        ("id: bad\ninput: hi\nturns: [a]\n", "*broken.yaml: give exactly one of input or turns*"),
+        ("id: bad\ninput: hi\nemulate:\n  - {txt: hi}\n", "*broken.yaml:4: unknown key 'txt' in `emulate[[]0]` (did you mean 'text'?)*"),
+        ("id: bad\ninput: hi\nagent: {no_such_option: 1}\n", "*unknown key 'no_such_option' in `agent`*"),
         ("- just\n- a list\n", "*broken.yaml: a case file must be a mapping*"),
         # requires: [""] ended in a raw traceback from importlib
         ("id: bad\ninput: hi\nrequires: ['']\n",
-         "*broken.yaml:3: requires: Value error, '' is neither a module name (llama_index.core) nor a distribution*"),
+         "*broken.yaml:3: requires: '' is neither a module name (llama_index.core) nor a distribution*"),
         # stream: [] made the case vanish from the run
-        ("id: bad\ninput: hi\nstream: []\n", "*broken.yaml: (case): Value error, stream: [] would run no variant*"),
+        ("id: bad\ninput: hi\nstream: []\n", "*broken.yaml: stream: [] would run no variant*"),
         # a bad status: was reported as "Extra inputs are not permitted" (the turn's error, not the error reply's)
         ("id: bad\ninput: hi\nemulate:\n  - {status: teapot, message: x}\n",
-         "fixtures/goldens/broken.yaml:4: emulate.0.status: Input should be a valid integer*"),
+         "fixtures/goldens/broken.yaml:4: `emulate[[]0].status` must be a whole number, got 'teapot'*"),
         # an expect: written twice: YAML kept the last, and a check that would have failed vanished
         ("id: bad\ninput: hi\nexpect: {output: {contains: x}}\nexpect: {}\n",
          "fixtures/goldens/broken.yaml:4: not valid YAML: the key 'expect' is written twice in one mapping (first on "

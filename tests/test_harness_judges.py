@@ -120,6 +120,6 @@ def test_a_judge_without_a_scripted_verdict_is_told_to_script_one(project):
     result = project.runpytest("evals", "-k", "with_tool", "--record-mode=once", "--emulator")
     result.assert_outcomes(failed=1, deselected=1)
     out = result.stdout.str()
-    assert ("expect.judge has 1 judge(s), but emulate_judge scripts 0 verdict(s): give the emulator one verdict per "
-            "judge under emulate_judge") in out
+    assert ("fixtures/goldens/with_tool.yaml: expect.judge[0] (answer_relevance) has no verdict for the emulator to "
+            "answer with: recording with --emulator needs one per judge, in order, under emulate_judge:") in out
     assert "add the missing turns to emulate:" not in out

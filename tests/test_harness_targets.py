@@ -131,7 +131,7 @@ def test_target_mistakes_are_named(project, monkeypatch):
     (goldens / "later.yaml").write_text("id: later\ntarget: m:f\nrequires: [no_such_package_here]\ninput: hi\n")
     result = project.runpytest("evals", "-rs", "-k", "both or nowhere or later", "--record-mode=once", "--emulator")
     out = result.stdout.str()
-    assert "both.yaml: (case): Value error, a target case builds its own clients and agent: remove agent" in out
+    assert "both.yaml: a target case builds its own clients and agent: remove agent" in out
     assert "nowhere.yaml: target: cannot import 'no_such_module:agent': no module named 'no_such_module' (not installed" in out
     assert "later requires no_such_package_here, which is not installed" in out
     result.assert_outcomes(failed=2, skipped=1)

@@ -213,10 +213,10 @@ def test_a_case_recording_into_another_cases_compare_cassette_names_both_files(t
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        ("cassette: ../../elsewhere.yaml", "cassette: Value error, a cassette is named relative to the cassettes folder"),
-        ("cassette: /tmp/elsewhere.yaml", "cassette: Value error, a cassette is named relative"),
+        ("cassette: ../../elsewhere.yaml", "cassette: a cassette is named relative to the cassettes folder"),
+        ("cassette: /tmp/elsewhere.yaml", "cassette: a cassette is named relative"),
         ("model: {options: {temperature: hot}}", "'hot' is not a valid temperature for OpenAIResponses"),
-        ("model: {options: {temprature: 0.2}}", "OpenAIResponses has no option 'temprature'"),
+        ("model: {options: {temprature: 0.2}}", "OpenAIResponses has no option 'temprature' (did you mean 'temperature'?)"),
     ],
 )
 def test_bad_case_fields_fail_at_load_naming_the_file(project, line, says):

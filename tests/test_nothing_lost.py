@@ -187,5 +187,5 @@ def test_a_malformed_path_is_an_error_not_a_whole_field_replaced(tmp_path):
     path = tmp_path / "goldens" / "bad_path.yaml"
     path.parent.mkdir(parents=True)
     path.write_text("id: bad_path\ninput: hi\nnormalize: [{path: 'requests[', placeholder: x}]\n")
-    with pytest.raises(HarnessError, match=r"normalize.0.path: Value error, 'requests\[' is not a path"):
+    with pytest.raises(HarnessError, match=r"normalize\[0\].path: 'requests\[' is not a path"):
         parse_case_file(path)

@@ -11,6 +11,7 @@ Bounds, so that one bad file is one clear error, not a dead session:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,33 @@ MAX_NODES = 1_000_000  # far above any real case, golden or cassette (the larges
 MAX_DEPTH = 100  # levels of nesting; a request body with a JSON schema in it is about 15 deep
 NESTED_TOO_DEEPLY = "it is nested more deeply than can be read"
 _FAST = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# what YAML counts as a line break (a NEL and the Unicode separators too)
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def tab_problem(exc: yaml.YAMLError, text: str | None) -> str | None:
+    """What a parser error is about when a tab is where it stopped: YAML allows no tab in
+    indentation, and neither parser says "tab" there ("found character that cannot start any
+    token"); None for any other error."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None or text is None:
+        return None
+    lines = _LINE_BREAK.split(text)
+    if not 0 <= mark.line < len(lines):
+        return None
+    line = lines[mark.line]
+    indentation = line[:len(line) - len(line.lstrip(" \t"))]
+    if mark.column < len(line) and line[mark.column] == "\t":
+        column = mark.column
+    elif "\t" in indentation:
+        column = indentation.index("\t")
+    else:
+        return None
+    if column < len(indentation):
+        return f"tab character at line {mark.line + 1}, column {column + 1}: indent with spaces (YAML allows no tabs in indentation)"
+    return f"tab character at line {mark.line + 1}, column {column + 1}: write spaces instead (YAML allows no tab there)"
 
 
 class BoundsError(yaml.YAMLError):

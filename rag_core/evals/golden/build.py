@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag_core.evals.golden.case import GoldenCase, KnowledgeSpec, ModelSpec, adapter_class
+from rag_core.evals.common import validation_messages
 from rag_core.evals.common.errors import CaseFileError
 from rag_core.evals.common.imports import import_named
 from rag_core.evals.common.paths import shown
@@ -85,5 +86,6 @@ def build_agent(case: GoldenCase, model: Model, fixtures: Path) -> Agent:
     try:
         return Agent(model=model, clock=lambda: case.clock, **options)
     except ValidationError as exc:
-        problems = "; ".join(f"agent.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        given = {"model": model, "clock": None, **options}
+        problems = "; ".join(p.text for p in validation_messages.problems(exc, given, Agent, within=("agent",)))
         raise CaseFileError(f"{source}: {problems}") from None

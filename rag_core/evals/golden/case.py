@@ -13,6 +13,7 @@ from machine-written snapshots):
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from dataclasses import dataclass
@@ -25,10 +26,11 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter,
                       model_validator)
 
 from rag_core.evals.emulator.script import ScriptEntry
+from rag_core.evals.common import validation_messages
 from rag_core.evals.common.errors import CaseFileError
 from rag_core.evals.common.modes import GOLDEN_SUFFIX
 from rag_core.evals.common.paths import shown
-from rag_core.evals.common.yaml_read import compose_nodes, line_of, load_bounded, load_with_lines
+from rag_core.evals.common.yaml_read import compose_nodes, line_of, load_bounded, load_with_lines, tab_problem
 from rag_core.evals.golden.judges import Metric
 
 
@@ -64,8 +66,9 @@ class ModelSpec(_Strict):
         known = _adapter_options(adapter)
         for name, value in self.options.items():
             if name not in known:
-                raise ValueError(f"options.{name}: {adapter.__name__} has no option {name!r} "
-                                 f"(it has: {', '.join(sorted(known))})")
+                close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+                raise ValueError(f"options.{name}: {adapter.__name__} has no option {name!r} " + (
+                    f"(did you mean {close[0]!r}?)" if close else f"(it has: {', '.join(sorted(known))})"))
             try:
                 _option_validator(adapter, name).validate_python(value, strict=True)
             except ValidationError as exc:
@@ -419,15 +422,12 @@ class GoldenCase(_Strict):
         return [n for n in (self.cassette_name(), self.compare_cassette_name()) if n is not None]
 
 
-def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path) -> str:
+def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path, root: Any = None) -> str:
     problems = []
-    for error in exc.errors():
-        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-union"))))
-        loc = tuple(p for p in loc if p not in ("ScriptedTurn", "ScriptedError"))
-        line = line_of(data, mappings, loc)
-        field = ".".join(str(p) for p in loc) or "(case)"
+    for problem in validation_messages.problems(exc, data, GoldenCase if root is None else root):
+        line = line_of(data, mappings, problem.path)
         where = f"{shown(path)}:{line}" if line else shown(path)
-        problems.append(f"{where}: {field}: {error['msg']}")
+        problems.append(f"{where}: {problem.text}")
     return "\n".join(dict.fromkeys(problems))
 
 
@@ -450,6 +450,9 @@ def _parsed(path: Path, text: str) -> tuple[GoldenCase, ...]:
     try:
         data, mappings = load_with_lines(path, text)
     except yaml.YAMLError as exc:
+        tab = tab_problem(exc, text)
+        if tab is not None:
+            raise CaseFileError(f"{shown(path)}: {tab}") from None
         mark = getattr(exc, "problem_mark", None)
         where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
         raise CaseFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
@@ -584,13 +587,14 @@ def load_expect(path: Path) -> Expect | None:
     except (yaml.YAMLError, ValidationError):
         pass
     try:
-        data, mappings = load_with_lines(path)
+        data, mappings = load_with_lines(path, text)
     except yaml.YAMLError as exc:
-        raise CaseFileError(f"{shown(path)}: not valid YAML: {exc}") from exc
+        tab = tab_problem(exc, text)
+        raise CaseFileError(f"{shown(path)}: {tab or f'not valid YAML: {exc}'}") from exc
     try:
         return Expect.model_validate(data or {})
     except ValidationError as exc:
-        raise CaseFileError(_error_location(exc, data, mappings, path)) from None
+        raise CaseFileError(_error_location(exc, data, mappings, path, Expect)) from None
 
 
 def json_schema() -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from rag_core.evals.emulator.script import ScriptedTurn
 from rag_core.evals.golden.case import GoldenCase, JudgeSpec, ModelSpec
+from rag_core.evals.common.paths import shown
 from rag_core.evals.golden.judges import Judgement, judge
 
 
@@ -29,6 +30,20 @@ def emulated_turns(case: GoldenCase) -> list[ScriptedTurn]:
         turns.append(ScriptedTurn(text=json.dumps({"score": verdict.score, "reason": verdict.reason,
                                                    "claims": claims}, ensure_ascii=False)))
     return turns
+
+
+def missing_verdicts(case: GoldenCase) -> str | None:
+    """Why a judged case cannot be recorded against the emulator, before anything runs: the
+    emulator answers each judge with its verdict under ``emulate_judge:``, and the case has none.
+    The message names the case file, each judge and what to add; None when they are scripted."""
+    judges = case.expect.judge or []
+    if not judges or case.emulate_judge:
+        return None
+    named = ", ".join(f"expect.judge[{i}] ({spec.metric})" for i, spec in enumerate(judges))
+    verdicts = "".join(f"\n  - {{score: 1.0, reason: what the {spec.metric} judge found}}" for spec in judges)
+    return (f"{shown(case.source)}: {named} {'has' if len(judges) == 1 else 'have'} no verdict for the emulator "
+            f"to answer with: recording with --emulator needs one per judge, in order, under emulate_judge:. Add to "
+            f"the case file:\n\nemulate_judge:{verdicts}\n")
 
 
 def agent_inputs(outputs: list[Any]) -> tuple[str, list[str]]:

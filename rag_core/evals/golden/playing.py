@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from rag_core.evals.golden.case_run import SubjectRun
 from rag_core.evals.golden.checks.replay import no_calls_message
 from rag_core.evals.golden.subjects import Subject, subject_of
 from rag_core.evals.golden.targets import TargetContext
-from rag_core.evals.recording import fix_commands, stuck
+from rag_core.evals.recording import fix_commands, recorded_live, stuck
 from rag_core.evals.recording.play import PlayOptions, Take, play
 from rag_core.evals.recording.recorder import CaseRecorder
 from rag_core.evals.recording.retrying import asked_wait
@@ -160,6 +161,8 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
     with play(case.id, recorder, settings.play_options, fix_commands.CaseCommands(selector),
               emulated=bool(case.emulate), script=script, seed=case.id, keys=keys,
               provider=subject.provider) as take:
+        if take.emulator is not None and judged and judging.missing_verdicts(case):
+            raise CaseFileError(judging.missing_verdicts(case))
         with stuck.preparing(subject):  # imported or built in the case's environment, behind the guard
             subject.prepare(timeout=settings.record_timeout if take.recording else None)
         take.imported()
@@ -186,6 +189,9 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
     if unrecorded is not None:
         raise unrecorded
     played.problem = _recording_problem(case, played, agent_calls) if take.recording else None
+    if take.live_recording and played.problem is not None:  # the user's environment again: without the case's dummy keys
+        played.problem += recorded_live.note(error or judge_error, replay.recorded, os.environ, fix_commands.with_emulator(
+            selector, settings.record_mode, settings.update_goldens, settings.live), bool(case.emulate))
     if settings.live:
         recorder.discard()  # a live run keeps nothing
     elif played.problem is not None:

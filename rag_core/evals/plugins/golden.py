@@ -452,6 +452,8 @@ def case_properties(result: Any) -> list[tuple[str, Any]]:
     properties: list[tuple[str, Any]] = [("rag_core_case", {
         "id": result.case_id, "updated": result.updated, "new": result.new_golden, "recorded": result.recorded,
         "stale": bool(result.stale), "tokens": result.tokens,
+        # model calls were made and none of their responses counted tokens: "stream" when they were streamed
+        "no_usage": _no_usage_of(result.wire),
     })]
     if result.failures:  # the run record keeps them as data (runs/failures.py)
         from rag_core.evals.runs.failures import PROPERTY, entry
@@ -504,13 +506,15 @@ class _Summary:
 
     def _entry(self, nodeid: str) -> dict[str, Any]:
         return self.cases.setdefault(nodeid, {"id": _case_id(nodeid), "failed": False, "detail": "", "updated": False,
-                                              "new": False, "recorded": False, "stale": False, "tokens": 0})
+                                              "new": False, "recorded": False, "stale": False, "tokens": 0,
+                                              "no_usage": None})
 
     @staticmethod
     def _take(entry: dict[str, Any], properties: Any) -> None:
         for key, info in properties:
             if key == "rag_core_case":
-                entry.update({k: info[k] for k in ("updated", "new", "recorded", "stale", "tokens")}, reported=True)
+                entry.update({k: info[k] for k in ("updated", "new", "recorded", "stale", "tokens")}, reported=True,
+                             no_usage=info.get("no_usage"))
             elif key == "rag_core_live":
                 entry["live"] = info
 
@@ -551,7 +555,7 @@ class _Summary:
         terminalreporter.write_line(
             f"{len(entries)} cases, {len(count['failed'])} failed, {len(count['new'])} new goldens, "
             f"{len(count['updated']) - len(count['new'])} goldens updated, {len(count['recorded'])} recorded, "
-            f"{len(count['stale'])} stale cassettes, {tokens} tokens in recordings"
+            f"{len(count['stale'])} stale cassettes, {tokens} tokens in recordings{_no_usage(entries)}"
         )
         self._emulator_load(terminalreporter)
         for case_id in count["stale"]:
@@ -701,6 +705,29 @@ def live_table(entries: list[dict[str, Any]]) -> list[str]:
                      f"{live['min_pass_rate']:.0%} | {live['p50']:.2f} | {live['p95']:.2f} | {live['tokens']} | "
                      f"{'pass' if live['ok'] else 'FAIL'} |")
     return lines
+
+
+def _no_usage_of(wire: dict[str, Any]) -> str | None:
+    """None when the case's model calls counted tokens (or it made none); else "stream" when they
+    were streamed, "response" when not."""
+    requests = wire.get("chat_requests") or []
+    if not requests or wire.get("usage"):
+        return None
+    return "stream" if any(isinstance(r, dict) and r.get("stream") for r in requests) else "response"
+
+
+def _no_usage(entries: list[dict[str, Any]]) -> str:
+    """What the token count leaves out: cases whose model calls reported no usage at all (a
+    streamed Chat Completions call reports it only when asked), named so that a count of 0 is
+    not read as a broken one."""
+    ids = [e["id"] for e in entries if e.get("no_usage")]
+    if not ids:
+        return ""
+    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    if all(e.get("no_usage") == "stream" for e in entries if e.get("no_usage")):
+        return (f" (not counted: {shown}, whose stream reported no usage; a stream reports it only when asked, e.g. "
+                "Chat Completions' stream_options={'include_usage': True})")
+    return f" (not counted: {shown}, whose provider reported no usage)"
 
 
 def _tally(entries: list[dict[str, Any]]) -> tuple[dict[str, list[str]], int]:

@@ -23,7 +23,7 @@ from rag_core.evals.credentials import detector
 from rag_core.evals.common.errors import CassetteFileError, SecretInCassetteError
 from rag_core.evals.common.paths import shown
 from rag_core.evals.common.yaml_dump import _plain_str, _str, dump  # the goldens' string representers
-from rag_core.evals.common.yaml_read import load_bounded
+from rag_core.evals.common.yaml_read import load_bounded, tab_problem
 
 FORMAT_VERSION = 1  # the ``version`` field of every cassette this code writes and reads
 EMULATOR_TARGET = "rag-core provider emulator"  # recorded_with.target of a cassette the emulator answered
@@ -159,9 +159,11 @@ def read_cassette(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteFileError(f"{shown(path)}: cannot be read ({exc})", text) from exc
     except yaml.YAMLError as exc:
+        tab = tab_problem(exc, text)
         mark = getattr(exc, "problem_mark", None)
         where = f"{shown(path)}:{mark.line + 1}:{mark.column + 1}" if mark else shown(path)
-        raise CassetteFileError(f"{where}: the cassette is not valid YAML ({getattr(exc, 'problem', exc)})",
+        raise CassetteFileError(f"{shown(path)}: the cassette is not valid YAML: {tab}" if tab else
+                                f"{where}: the cassette is not valid YAML ({getattr(exc, 'problem', exc)})",
                                 text) from exc
     except ValueError as exc:
         raise CassetteFileError(f"{shown(path)}: not a cassette: {exc}", text) from exc

@@ -42,6 +42,14 @@ def record_again(selector: str, emulated: bool) -> str:
     return _pytest(selector, "--record-mode=rewrite", *_source(emulated))
 
 
+def with_emulator(selector: str, record_mode: str, update_goldens: bool, live: bool) -> str:
+    """A recording (or live run) that went to the live API without a key: the same against the
+    built-in emulator."""
+    if live:
+        return _pytest(selector, "--live", "--emulator")
+    return _pytest(selector, f"--record-mode={record_mode}", "--emulator", *(["--update-goldens"] if update_goldens else []))
+
+
 def update_goldens(selector: str) -> str:
     """The cassette is fine but the snapshot changed: accept what the case now observes."""
     return _pytest(selector, "--update-goldens")

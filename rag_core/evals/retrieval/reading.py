@@ -13,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from rag_core.evals.common.paths import shown
-from rag_core.evals.common.yaml_read import line_of, load_bounded, load_with_lines
+from rag_core.evals.common.yaml_read import line_of, load_bounded, load_with_lines, tab_problem
 
 Mappings = list[tuple[dict[str, Any], dict[str, int]]]  # what load_with_lines gives: each mapping's key lines
 
@@ -67,6 +67,9 @@ def read_yaml(path: Path, error: type[Exception]) -> Any:
     try:
         return load_bounded(text)
     except yaml.YAMLError as exc:
+        tab = tab_problem(exc, text)
+        if tab is not None:
+            raise error(f"{where}: {tab}") from None
         mark = getattr(exc, "problem_mark", None)
         at = f"{where}:{mark.line + 1}" if mark else where
         raise error(f"{at}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
