@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.tokens import GEMINI_INPUT, input_tokens
 from rag_core.evals.emulator.vectors import embed
 
 
@@ -21,7 +22,7 @@ def _signature(seed: str) -> str:
 
 
 def _usage(request: dict[str, Any], output: str) -> dict[str, Any]:
-    prompt = estimate_tokens(json.dumps(request, sort_keys=True))
+    prompt = input_tokens(request, GEMINI_INPUT)
     candidates = estimate_tokens(output)
     return {
         "promptTokenCount": prompt,
