@@ -42,7 +42,7 @@ def _load_script(path: Path) -> list[Any]:
     from rag_core.evals.harness.yaml_lines import load_bounded
     from pydantic import TypeAdapter, ValidationError
 
-    from rag_core.evals.emulator.script import ScriptEntry
+    from rag_core.evals.emulator.script import SCRIPT_TAGS, ScriptEntry
 
     try:
         data = load_bounded(path.read_text(encoding="utf-8"))
@@ -58,7 +58,7 @@ def _load_script(path: Path) -> list[Any]:
         return TypeAdapter(list[ScriptEntry]).validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"] if p not in ("ScriptedTurn", "ScriptedError"))
+        where = ".".join(str(p) for p in first["loc"] if p not in SCRIPT_TAGS)
         raise UsageError(f"{path}: turn {where}: {first['msg']}") from None
 
 

@@ -89,6 +89,12 @@ def sse(events: list[dict[str, Any]]) -> str:
                    for e in events)
 
 
+def count_tokens_json(request: dict[str, Any]) -> dict[str, Any]:
+    """The body of a ``POST /v1/messages/count_tokens`` reply (the beta one's too): the input
+    tokens a ``POST /v1/messages`` with the same input reports in its usage."""
+    return {"input_tokens": input_tokens(request, MESSAGES_INPUT)}
+
+
 def error_json(error: ScriptedError) -> dict[str, Any]:
     kind = error.type if error.type != "invalid_request_error" else ERROR_TYPES.get(error.status, error.type)
     return {"type": "error", "error": {"type": kind, "message": error.message}}

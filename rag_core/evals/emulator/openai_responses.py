@@ -160,6 +160,12 @@ def response_events(turn: ScriptedTurn, request: dict[str, Any], ids: Determinis
     return [{**e, "sequence_number": n} for n, e in enumerate(events)]
 
 
+def input_tokens_json(request: dict[str, Any]) -> dict[str, Any]:
+    """The body of a ``POST /v1/responses/input_tokens`` reply: the input tokens a ``POST
+    /v1/responses`` with the same input reports in its usage."""
+    return {"object": "response.input_tokens", "input_tokens": input_tokens(request, RESPONSES_INPUT)}
+
+
 def sse(events: list[dict[str, Any]]) -> str:
     """Responses SSE framing: an ``event:`` line and a ``data:`` line per event, no [DONE]."""
     return "".join(

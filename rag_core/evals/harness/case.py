@@ -24,7 +24,7 @@ import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator,
                       model_validator)
 
-from rag_core.evals.emulator.script import ScriptEntry
+from rag_core.evals.emulator.script import SCRIPT_TAGS, ScriptEntry
 from rag_core.evals.harness.errors import CaseFileError
 from rag_core.evals.harness.modes import GOLDEN_SUFFIX
 from rag_core.evals.harness.paths import shown
@@ -413,7 +413,7 @@ def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path) 
     problems = []
     for error in exc.errors():
         loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-union"))))
-        loc = tuple(p for p in loc if p not in ("ScriptedTurn", "ScriptedError"))
+        loc = tuple(p for p in loc if p not in SCRIPT_TAGS)
         line = line_of(data, mappings, loc)
         field = ".".join(str(p) for p in loc) or "(case)"
         where = f"{shown(path)}:{line}" if line else shown(path)

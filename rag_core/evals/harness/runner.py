@@ -143,6 +143,8 @@ def _recording_problem(case: GoldenCase, replay: Any, error: BaseException | Non
     if provider is not None and provider.overrun is not None:
         return (f"{shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
                 f"more model calls ({provider.overrun}); " + hints.missing_turns(provider.turns, provider.requests[-1]))
+    if provider is not None and provider.unserved_problem is not None:  # its 404s are the emulator's, not the provider's
+        return f"{shown(case.source)}: {provider.unserved_problem}"
     timed_out = _in_chain(error, _timeout_types())
     if timed_out is not None:
         request = getattr(timed_out, "request", None)
