@@ -154,6 +154,7 @@ class ScriptedProvider:
     def _unserved(self, method: str, path: str) -> Reply:
         """A 404 naming the request and what to do, as the SDK's error message; the harness refuses
         the recording, naming it (``unserved``)."""
+        method = method.upper()
         self.unserved.append(f"{method} {path}")
         error = {"error": {"message": unserved_message(method, path), "type": "not_found"}}
         return Reply(404, "application/json", json.dumps(error).encode(), {"x-request-id": self.ids.next("req", 32)})
