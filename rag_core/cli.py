@@ -44,7 +44,7 @@ def _load_script(path: Path) -> list[Any]:
     from rag_core.evals.common.yaml_read import load_bounded, tab_problem
     from pydantic import TypeAdapter, ValidationError
 
-    from rag_core.evals.emulator.script import ScriptEntry
+    from rag_core.evals.emulator.script import SCRIPT_TAGS, ScriptEntry
 
     text = None
     try:
@@ -79,9 +79,11 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})") from None
     # without a script every model call gets one fixed answer, so any SDK can be pointed at it
-    server.load(turns, seed="rag-core-emulator", then=None if args.script else ScriptedTurn(text=NO_SCRIPT_REPLY))
+    provider = server.load(turns, seed="rag-core-emulator", then=None if args.script else ScriptedTurn(text=NO_SCRIPT_REPLY))
     url = server.url
-    script = f"{len(turns)} scripted turn(s)" if args.script else "no script: every model call gets a fixed answer"
+    endpoints = f", {len(provider.endpoints)} scripted endpoint(s)" if provider.endpoints else ""
+    script = (f"{len(provider.turns)} scripted turn(s){endpoints}" if args.script
+              else "no script: every model call gets a fixed answer")
     print(f"rag-core emulator on {url} ({script})")
     print(f"  OPENAI_BASE_URL={url}/v1  CO_API_URL={url}  GOOGLE_GEMINI_BASE_URL={url}")
     print("Stop with Ctrl-C.", flush=True)

@@ -136,7 +136,11 @@ PLACES: dict[str, tuple[tuple, dict, dict]] = {
     "ScriptedTurn": (("emulate", 0), {"text": "a"}, {}),
     "ScriptedError": (("emulate", 0), {"status": 500, "message": "m"}, {}),
     "ScriptedToolCall": (("emulate", 0, "tool_calls", 0), {"name": "t"}, {}),
+    "ScriptedEndpoint": (("emulate", 0), {"endpoint": "GET /v1/files"}, {}),
 }
+# the keys that make a script entry what it is: without one, the entry is read as a model turn,
+# whose message is about the keys a turn does not have
+KIND_KEYS = (("ScriptedError", "status"), ("ScriptedEndpoint", "endpoint"))
 WRONG_VALUES = [None, True, 3, 2.5, -1, float("nan"), "text", "", [1], [], {"k": 1}, {1: "x"}, "2026-13-45"]
 # what no message may say: pydantic's phrases and markers, the schema's class names
 PYDANTIC = ("Input should", "Value error", "Field required", "Extra inputs", "function-", "nullable[", "tagged-union",
@@ -205,8 +209,7 @@ def walked() -> list[tuple[str, str, set[str]]]:
             for value in WRONG_VALUES:
                 messages, kinds = messages_of(with_value(name, {field: value}))
                 tried += [(f"{name}.{field} = {value!r}", m, kinds) for m in messages]
-            if model.model_fields[field].is_required() and (name, field) != ("ScriptedError", "status"):
-                # (without its status an entry is read as a model turn, whose keys message is not)
+            if model.model_fields[field].is_required() and (name, field) not in KIND_KEYS:
                 messages, kinds = messages_of(with_value(name, drop=field))
                 tried += [(f"{name} without {field}", m, kinds) for m in messages]
                 assert any(f"missing key {field!r}" in m for m in messages), (name, field, messages)

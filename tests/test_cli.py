@@ -134,6 +134,26 @@ def test_emulator_serve_follows_a_script_on_the_requested_port(tmp_path):
         assert _stop(process) == 0
 
 
+def test_emulator_serve_answers_a_scripts_endpoints_and_what_sdks_call_besides_the_model(tmp_path):
+    import openai
+
+    (tmp_path / "case.yaml").write_text("id: x\ninput: hi\nemulate:\n  - {endpoint: GET /v1/files/file-menu, body: "
+                                        "{id: file-menu, object: file, bytes: 1, created_at: 0, filename: menu.txt, "
+                                        "purpose: assistants, status: processed}}\n  - text: first answer\n")
+    process = subprocess.Popen([*COMMANDS[0], "emulator", "serve", "--script", "case.yaml"], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        assert first.endswith("(1 scripted turn(s), 1 scripted endpoint(s))\n"), first
+        client = openai.OpenAI(base_url=f"{first.split()[3]}/v1", api_key="emulator", max_retries=0)
+        assert client.files.retrieve("file-menu").filename == "menu.txt"
+        assert "gpt-5.2" in [model.id for model in client.models.list()]  # a GET, which the server refused
+        assert client.responses.input_tokens.count(model="gpt-5.2", input="hi").input_tokens > 0
+        assert client.responses.create(model="gpt-5.2", input="hi").output_text == "first answer"
+    finally:
+        assert _stop(process) == 0
+
+
 def test_cache_record_fills_a_suites_embedding_cache(tmp_path):
     from rag_core.evals.emulator.server import EmulatorServer
 

@@ -141,7 +141,7 @@ def test_a_request_the_emulator_does_not_serve_uses_up_no_turn():
     from rag_core.evals.emulator.provider import ScriptedProvider
 
     provider = ScriptedProvider([{"text": "hello"}], seed="unserved")
-    assert provider.reply("GET", "/v1/models", b"").status == 404
+    assert provider.reply("GET", "/v1/files", b"").status == 404
     answer = provider.reply("POST", "/v1/chat/completions", json.dumps({"model": "m", "messages": []}).encode())
     assert answer.status == 200 and json.loads(answer.body)["choices"][0]["message"]["content"] == "hello"
     assert provider.unused == 0

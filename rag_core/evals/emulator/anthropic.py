@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.tokens import MESSAGES_INPUT, input_tokens
 
 # the error type the API names for each status
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -34,7 +35,7 @@ def _blocks(turn: ScriptedTurn, ids: DeterministicIds) -> list[dict[str, Any]]:
 
 
 def _usage(request: dict[str, Any], output_tokens: int) -> dict[str, Any]:
-    return {"input_tokens": estimate_tokens(json.dumps(request, sort_keys=True)), "cache_creation_input_tokens": 0,
+    return {"input_tokens": input_tokens(request, MESSAGES_INPUT), "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0, "output_tokens": output_tokens}
 
 
@@ -86,6 +87,12 @@ def sse(events: list[dict[str, Any]]) -> str:
     """Anthropic's SSE framing: an ``event:`` line naming each event's type, then its ``data:``."""
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False, separators=(',', ':'))}\n\n"
                    for e in events)
+
+
+def count_tokens_json(request: dict[str, Any]) -> dict[str, Any]:
+    """The body of a ``POST /v1/messages/count_tokens`` reply (the beta one's too): the input
+    tokens a ``POST /v1/messages`` with the same input reports in its usage."""
+    return {"input_tokens": input_tokens(request, MESSAGES_INPUT)}
 
 
 def error_json(error: ScriptedError) -> dict[str, Any]:

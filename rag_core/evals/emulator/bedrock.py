@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.tokens import CONVERSE_INPUT, input_tokens
 
 # (status, content type, body, headers): provider.py wraps it in its Reply
 Answer = tuple[int, str, bytes, dict[str, str]]
@@ -90,7 +91,7 @@ def _public(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _usage(request: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[str, int]:
-    inputs = estimate_tokens(json.dumps(request, sort_keys=True))
+    inputs = input_tokens(request, CONVERSE_INPUT)
     outputs = estimate_tokens("".join(b.get("text") or b["toolUse"]["name"] + b["_text"] for b in blocks) or " ")
     return {"inputTokens": inputs, "outputTokens": outputs, "totalTokens": inputs + outputs}
 

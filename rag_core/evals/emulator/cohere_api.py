@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens
+from rag_core.evals.emulator.tokens import COHERE_CHAT_INPUT, input_tokens
 from rag_core.evals.emulator.vectors import embed, relevance
 
 DIMENSIONS = {"embed-v4.0": 1536, "embed-english-v3.0": 1024, "embed-multilingual-v3.0": 1024}
@@ -61,7 +62,7 @@ def chat_json(turn: ScriptedTurn, request: dict[str, Any], ids: DeterministicIds
         ]
     if turn.text is not None:
         message["content"] = [{"type": "text", "text": turn.text}]
-    prompt = estimate_tokens(json.dumps(request, sort_keys=True))
+    prompt = input_tokens(request, COHERE_CHAT_INPUT)
     completion = estimate_tokens((turn.text or "") + "".join(c.arguments_text() for c in turn.tool_calls))
     return {
         "id": _uuid(ids),

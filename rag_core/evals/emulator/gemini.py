@@ -1,5 +1,5 @@
-"""Replies of the Gemini API (v1beta): ``generateContent``, ``streamGenerateContent?alt=sse``
-and ``batchEmbedContents``, shaped on recordings of the live API.
+"""Replies of the Gemini API (v1beta): ``generateContent``, ``streamGenerateContent?alt=sse``,
+``countTokens``, ``embedContent`` and ``batchEmbedContents``, shaped on recordings of the live API.
 
 Function-call parts carry a ``thoughtSignature`` (as Gemini 3 models send), so the round
 trip of signatures is exercised.
@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.tokens import GEMINI_INPUT, input_tokens
 from rag_core.evals.emulator.vectors import embed
 
 
@@ -21,7 +22,7 @@ def _signature(seed: str) -> str:
 
 
 def _usage(request: dict[str, Any], output: str) -> dict[str, Any]:
-    prompt = estimate_tokens(json.dumps(request, sort_keys=True))
+    prompt = input_tokens(request, GEMINI_INPUT)
     candidates = estimate_tokens(output)
     return {
         "promptTokenCount": prompt,
@@ -79,10 +80,30 @@ def sse(chunks: list[dict[str, Any]]) -> str:
     return "".join(f"data: {json.dumps(c, ensure_ascii=False, separators=(',', ':'))}\r\n\r\n" for c in chunks)
 
 
+def count_tokens_json(request: dict[str, Any]) -> dict[str, Any]:
+    """The body of a ``POST /v1beta/models/{model}:countTokens`` reply: the prompt tokens a
+    ``generateContent`` call with the same input reports in its usage. The input is the request's
+    ``contents``, or the whole ``generateContentRequest`` it may carry instead."""
+    counted = request.get("generateContentRequest")
+    tokens = input_tokens(counted if isinstance(counted, dict) else request, GEMINI_INPUT)
+    return {"totalTokens": tokens, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": tokens}]}
+
+
+# gemini-embedding-001's dimensions, when a request names none
+EMBEDDING_DIMENSIONS = 3072
+
+
+def _embedding(item: dict[str, Any]) -> dict[str, Any]:
+    """One ``ContentEmbedding`` for one ``EmbedContentRequest``."""
+    text = "".join(p.get("text", "") for p in (item.get("content") or {}).get("parts", []))
+    return {"values": embed(text, int(item.get("outputDimensionality") or EMBEDDING_DIMENSIONS))}
+
+
+def embed_json(request: dict[str, Any]) -> dict[str, Any]:
+    """The body of a ``POST /v1beta/models/{model}:embedContent`` reply: one embedding."""
+    return {"embedding": _embedding(request)}
+
+
 def batch_embed_json(request: dict[str, Any]) -> dict[str, Any]:
-    embeddings = []
-    for item in request.get("requests") or []:
-        text = "".join(p.get("text", "") for p in (item.get("content") or {}).get("parts", []))
-        dimensions = int(item.get("outputDimensionality") or 3072)
-        embeddings.append({"values": embed(text, dimensions)})
-    return {"embeddings": embeddings}
+    """The body of a ``POST /v1beta/models/{model}:batchEmbedContents`` reply, one embedding per request."""
+    return {"embeddings": [_embedding(item) for item in request.get("requests") or []]}

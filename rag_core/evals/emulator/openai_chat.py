@@ -12,10 +12,11 @@ from typing import Any
 
 from rag_core.evals.emulator.openai_responses import CREATED_AT
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.tokens import CHAT_INPUT, input_tokens
 
 
 def _usage(request: dict[str, Any], output_text: str) -> dict[str, Any]:
-    prompt = estimate_tokens(json.dumps(request, sort_keys=True))
+    prompt = input_tokens(request, CHAT_INPUT)
     completion = estimate_tokens(output_text)
     return {
         "prompt_tokens": prompt,

@@ -11,19 +11,20 @@ import json
 from typing import Any
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.tokens import RESPONSES_INPUT, input_tokens
 
 CREATED_AT = 1767225600  # fixed (2026-01-01T00:00:00Z): replies must not depend on the clock
 
 
 def _usage(request: dict[str, Any], output_text: str) -> dict[str, Any]:
-    input_tokens = estimate_tokens(json.dumps(request, sort_keys=True))
+    inputs = input_tokens(request, RESPONSES_INPUT)
     output_tokens = estimate_tokens(output_text)
     return {
-        "input_tokens": input_tokens,
+        "input_tokens": inputs,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": input_tokens + output_tokens,
+        "total_tokens": inputs + output_tokens,
     }
 
 
@@ -157,6 +158,12 @@ def response_events(turn: ScriptedTurn, request: dict[str, Any], ids: Determinis
         events.append({"type": "response.output_item.done", "output_index": index, "item": item})
     events.append({"type": "response.completed", "response": final})
     return [{**e, "sequence_number": n} for n, e in enumerate(events)]
+
+
+def input_tokens_json(request: dict[str, Any]) -> dict[str, Any]:
+    """The body of a ``POST /v1/responses/input_tokens`` reply: the input tokens a ``POST
+    /v1/responses`` with the same input reports in its usage."""
+    return {"object": "response.input_tokens", "input_tokens": input_tokens(request, RESPONSES_INPUT)}
 
 
 def sse(events: list[dict[str, Any]]) -> str:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from rag_core._optional import http_library
-from rag_core.evals.emulator import (anthropic, bedrock, cohere_api, gemini, openai_chat, openai_embeddings,
-                                     openai_responses)
-from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
+from rag_core.evals.emulator import anthropic, bedrock, cohere_api, endpoints, gemini, openai_chat, openai_responses
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedEndpoint, ScriptedError, ScriptedTurn
 from rag_core.providers import CHAT_APIS, api_of
 
 
@@ -31,9 +30,12 @@ class Reply:
 
 
 class ScriptedProvider:
-    def __init__(self, turns: Sequence[ScriptedTurn | ScriptedError | dict[str, Any]], seed: str = "emulator",
-                 *, then: ScriptedTurn | None = None) -> None:
-        self.turns = [_coerce(t) for t in turns]
+    def __init__(self, turns: Sequence[ScriptedTurn | ScriptedError | ScriptedEndpoint | dict[str, Any]],
+                 seed: str = "emulator", *, then: ScriptedTurn | None = None) -> None:
+        entries = [_coerce(t) for t in turns]
+        # a script's endpoint answers stand apart: they answer every request to their endpoint
+        self.endpoints = [e for e in entries if isinstance(e, ScriptedEndpoint)]
+        self.turns = [e for e in entries if not isinstance(e, ScriptedEndpoint)]
         # what every call past the script's end gets; None makes that an error (cases must script every call)
         self.then = then
         # set when a call came after the script's end: the harness then refuses the recording
@@ -45,13 +47,24 @@ class ScriptedProvider:
         # successful answers by (path, request): a retried request gets its answer again
         self.answered: dict[tuple[str, str], Reply] = {}
         self.repeated = 0  # requests answered again that way
+        # "METHOD path" of each request the emulator does not serve (answered 404, using up no turn)
+        self.unserved: list[str] = []
 
     @property
     def unused(self) -> int:
         """Scripted turns no request used up."""
         return max(0, len(self.turns) - len(self.requests))
 
-    def reply(self, method: str, path: str, body: bytes | str | None) -> Reply:
+    def reply(self, method: str, path: str, body: bytes | str | None,
+              headers: Mapping[str, str] | None = None) -> Reply:
+        """The answer to one request; ``headers`` tell apart APIs that share a path (``GET /v1/models``)."""
+        scripted = next((e for e in self.endpoints if e.answers(method, path)), None)
+        if scripted is not None:  # whatever its body: an upload is not JSON
+            return Reply(scripted.status, "application/json", json.dumps(scripted.body, ensure_ascii=False).encode(),
+                         {"x-request-id": self.ids.next("req", 32)})
+        model_call = method.upper() == "POST" and _chat_api(path)
+        if not model_call and not endpoints.serves(method, path):
+            return self._unserved(method, path)
         try:
             request = json.loads(body or b"{}")
         except (ValueError, UnicodeDecodeError):
@@ -62,19 +75,10 @@ class ScriptedProvider:
         problem = _too_large(request)
         if problem:
             return _error(400, f"{method} {path}: {problem}", "invalid_request_error")
-        # embeddings and reranking are answered deterministically and do not use up the script
-        if path.endswith("/embeddings"):
-            return self._json(openai_embeddings.embeddings_json(request))
-        for version in ("1", "2"):
-            if path.endswith(f"/v{version}/embed"):
-                return self._json(cohere_api.embed_json(request, self.ids, version))
-            if path.endswith(f"/v{version}/rerank"):
-                return self._json(cohere_api.rerank_json(request, self.ids, version))
-        if path.endswith(":batchEmbedContents"):
-            return self._json(gemini.batch_embed_json(request))
-        if not _chat_api(path):  # not a model call: answered as the provider would, no turn used up
-            error = {"error": {"message": f"the emulator does not serve {method} {path}", "type": "not_found"}}
-            return Reply(404, "application/json", json.dumps(error).encode(), {"x-request-id": self.ids.next("req", 32)})
+        # embeddings, reranking, token counts, model lists: answered deterministically, no turn used up
+        served = endpoints.answer(method, path, request, headers or {}, self.ids)
+        if served is not None:
+            return Reply(*served)
         key = (path, json.dumps(request, sort_keys=True, ensure_ascii=False))
         if key in self.answered:
             self.repeated += 1
@@ -134,13 +138,26 @@ class ScriptedProvider:
                 return Reply(200, "text/event-stream; charset=utf-8", openai_chat.chat_sse(chunks).encode(), headers)
             payload = openai_chat.completion_json(turn, request, self.ids)
         else:
-            error = {"error": {"message": f"the emulator does not serve {method} {path}", "type": "not_found"}}
-            return Reply(404, "application/json", json.dumps(error).encode(), headers)
+            return self._unserved(method, path)
         return Reply(200, "application/json", json.dumps(payload, ensure_ascii=False).encode(), headers)
 
-    def _json(self, payload: dict[str, Any]) -> Reply:
-        headers = {"x-request-id": self.ids.next("req", 32)}
-        return Reply(200, "application/json", json.dumps(payload, ensure_ascii=False).encode(), headers)
+    @property
+    def unserved_problem(self) -> str | None:
+        """Why a recording that sent requests the emulator does not serve must not be kept."""
+        if not self.unserved:
+            return None
+        named = ", ".join(dict.fromkeys(self.unserved))
+        return (f"the emulator does not serve {named}: record this case against the live API instead (with the "
+                "provider's key set, without --emulator), or script the answer in the case's emulate: list, e.g. "
+                f"- {{endpoint: {self.unserved[0]}, body: {{...}}}}")
+
+    def _unserved(self, method: str, path: str) -> Reply:
+        """A 404 naming the request and what to do, as the SDK's error message; the harness refuses
+        the recording, naming it (``unserved``)."""
+        method = method.upper()
+        self.unserved.append(f"{method} {path}")
+        error = {"error": {"message": unserved_message(method, path), "type": "not_found"}}
+        return Reply(404, "application/json", json.dumps(error).encode(), {"x-request-id": self.ids.next("req", 32)})
 
     def transport(self) -> Any:
         """An in-process transport serving this script (for SDK ``http_client``), of the HTTP library
@@ -148,7 +165,7 @@ class ScriptedProvider:
         httpx = http_library("the emulator's in-process transport")
 
         def handle(request: Any) -> Any:
-            reply = self.reply(request.method, request.url.path, request.read())
+            reply = self.reply(request.method, request.url.path, request.read(), request.headers)
             return httpx.Response(
                 reply.status, content=reply.body, headers={"content-type": reply.content_type, **reply.headers}
             )
@@ -179,6 +196,12 @@ MAX_DIMENSIONS = 16_384
 MAX_INPUTS = 4_096
 
 
+def unserved_message(method: str, path: str) -> str:
+    """What the SDK is told about a request the emulator does not serve."""
+    return (f"the emulator does not serve {method} {path}: record against the live API instead, or script the "
+            f"answer in the case's emulate: list (- {{endpoint: {method} {path}, body: {{...}}}})")
+
+
 def _chat_api(path: str) -> bool:
     """Whether ``path`` is a model call the script answers (every dialect below)."""
     return api_of("POST", path) in CHAT_APIS
@@ -200,7 +223,10 @@ def _error(status: int, message: str, kind: str) -> Reply:
     return Reply(status, "application/json", json.dumps({"error": {"message": message, "type": kind}}).encode())
 
 
-def _coerce(turn: ScriptedTurn | ScriptedError | dict[str, Any]) -> ScriptedTurn | ScriptedError:
-    if isinstance(turn, (ScriptedTurn, ScriptedError)):
+def _coerce(turn: ScriptedTurn | ScriptedError | ScriptedEndpoint | dict[str, Any]
+            ) -> ScriptedTurn | ScriptedError | ScriptedEndpoint:
+    if isinstance(turn, (ScriptedTurn, ScriptedError, ScriptedEndpoint)):
         return turn
+    if "endpoint" in turn:
+        return ScriptedEndpoint(**turn)
     return ScriptedError(**turn) if "status" in turn else ScriptedTurn(**turn)

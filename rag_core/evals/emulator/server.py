@@ -24,6 +24,22 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        self._answer("POST")
+
+    # what SDKs call besides model calls: model lists (GET), and endpoints the emulator refuses by name
+    def do_GET(self) -> None:  # noqa: N802
+        self._answer("GET")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._answer("DELETE")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._answer("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._answer("PATCH")
+
+    def _answer(self, method: str) -> None:
         try:
             length = int(self.headers.get("content-length") or 0)
         except ValueError:
@@ -39,7 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
             reply_status, content_type, payload, headers = 503, "application/json", b'{"error": {"message": "no script loaded"}}', {}
         else:
             try:
-                reply = provider.reply("POST", self.path.split("?")[0], body)  # the query (alt=sse) is not needed
+                # the query (alt=sse) is not needed
+                reply = provider.reply(method, self.path.split("?")[0], body, dict(self.headers.items()))
             except Exception as exc:  # noqa: BLE001 (a fault of the emulator, answered, never a script's end)
                 message = json.dumps(f"the emulator failed: {type(exc).__name__}: {exc}")
                 reply_status, content_type, payload, headers = 500, "application/json", (

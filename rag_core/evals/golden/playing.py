@@ -116,6 +116,8 @@ def _script_problem(case: GoldenCase, take: Take, agent_calls: int) -> str | Non
         return (f"{shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
                 f"more model calls ({provider.overrun}); "
                 + fix_commands.missing_turns(provider.turns, provider.requests[-1]))
+    if provider.unserved_problem is not None:  # its 404s are the emulator's, not the provider's
+        return f"{shown(case.source)}: {provider.unserved_problem}"
     return None
 
 

@@ -98,10 +98,10 @@ def _answer_in_process(cassette: Any, emulator: ScriptedProvider, conditions: Co
         if can_play(request):  # new_episodes: an interaction the cassette already holds
             return play(request)
         if conditions is None:
-            reply = emulator.reply(request.method, request.path, request.body)
+            reply = emulator.reply(request.method, request.path, request.body, request.headers)
         else:
             with conditions.admitted() as refusal:
-                reply = refusal or emulator.reply(request.method, request.path, request.body)
+                reply = refusal or emulator.reply(request.method, request.path, request.body, request.headers)
         response = _vcr_response(reply)
         cassette.append(request, response)
         return response
