@@ -25,7 +25,7 @@ from rag_core.evals.harness.checks import HAND_WRITTEN, run_checks
 from rag_core.evals.harness.cost import Price, price_of
 from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.paths import shown
-from rag_core.evals.harness import routing
+from rag_core.evals.harness import routing, seeded_randomness
 from rag_core.evals.harness.live_limits import AdaptiveLimit, LiveRunsStopped, ProviderLimits
 from rag_core.evals.harness.pushback import RETRYABLE, Pushback
 from rag_core.evals.harness.retrying import Tried, asked_wait, retried
@@ -172,7 +172,8 @@ def run_repeat(case: GoldenCase, repeat: int, settings: Settings, selector: str,
     run_case = repeat_case(case, repeat)
 
     def make() -> Tried[LiveRun]:
-        live_run, pushbacks, provider_failed = _attempt(run_case, settings, selector)
+        with seeded_randomness.repeat(repeat):  # a sequence of its own, the same again when retried
+            live_run, pushbacks, provider_failed = _attempt(run_case, settings, selector)
         return Tried(live_run, pushbacks=pushbacks, pushed_back=bool(pushbacks), provider_failed=provider_failed,
                      asked=asked_wait(pushbacks))
 

@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from rag_core.evals.harness import seeded_randomness
 from rag_core.evals.harness.discovery import CaseRef  # a test's parameter: a case, or a case file's error
 from rag_core.evals.harness.modes import RECORD_MODES
+
+# now, as pytest loads its plugins: before conftest.py and the project's modules are imported, so
+# that a name they bind at import (``from uuid import uuid4``) is the dispatcher a run seeds
+seeded_randomness.install()
 
 if TYPE_CHECKING:  # imported lazily below: a project without golden cases never loads them
     from rag_core.evals.harness.case import GoldenCase

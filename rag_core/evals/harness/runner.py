@@ -28,7 +28,7 @@ from rag_core.evals.harness.failure import Failure
 from rag_core.evals.harness.observe import normalize
 from rag_core.evals.harness.paths import shown
 from rag_core.evals.harness.raised import described, origin
-from rag_core.evals.harness import stuck, time_limit, value_sizes
+from rag_core.evals.harness import seeded_randomness, stuck, time_limit, value_sizes
 from rag_core.evals.harness.value_sizes import large_values
 from rag_core.evals.harness.subjects import Subject, subject_of
 from rag_core.evals.harness.target import TargetContext
@@ -229,10 +229,11 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
             require_key(PROVIDER[spec.api])
     with guard as blocked, provider_environment(), waits:
         # imported or built in the case's environment, behind the guard
-        with stuck.preparing(subject):
+        with stuck.preparing(subject), seeded_randomness.seeded(case.id, case.clock, "prepare"):
             subject.prepare(timeout=settings.record_timeout if recording else None)
         at_import, blocked[:] = list(blocked), []
-        with recorder.use(sdk, provider, settings.conditions if provider is not None else None) as replay:
+        with recorder.use(sdk, provider, settings.conditions if provider is not None else None) as replay, \
+                seeded_randomness.seeded(case.id, case.clock):  # its ids and keys, as its clock, the case's
             started = time.perf_counter()
             context = TargetContext(turn=0, turns=len(case.inputs), clock=case.clock, stream=bool(case.stream),
                                     emulated=provider is not None or (

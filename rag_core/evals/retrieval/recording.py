@@ -192,6 +192,7 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
     from rag_core.evals.harness.network import network_blocked
     from rag_core.evals.harness.provider_env import provider_environment
     from rag_core.evals.harness.recorder import CaseRecorder
+    from rag_core.evals.harness.seeded_randomness import seeded
 
     where = f"suite {suite}, retriever {retriever}"
     files = RecordingFiles.of(settings, suite, retriever)
@@ -221,7 +222,7 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
     ranked = None
     try:
         with guard as blocked, provider_environment():
-            with recorder.use(sdk_versions(), emulator) as replay:
+            with recorder.use(sdk_versions(), emulator) as replay, seeded(f"{suite}/{retriever}"):
                 try:
                     ranked = run(emulated)
                 except Exception as exc:  # noqa: BLE001 (judged below, once vcrpy has let go)
@@ -298,9 +299,10 @@ def run_live(suite: str, retriever: str, settings: ReplaySettings, run: Callable
     from rag_core.evals.harness.checks.replay import blocked_message
     from rag_core.evals.harness.network import network_blocked
     from rag_core.evals.harness.provider_env import provider_environment
+    from rag_core.evals.harness.seeded_randomness import seeded
 
     guard = network_blocked(f"retrieval {suite}/{retriever}") if settings.block_network else nullcontext([])
-    with guard as blocked, provider_environment():
+    with guard as blocked, provider_environment(), seeded(f"{suite}/{retriever}"):
         ranked = run(False)
         attempts = list(blocked)
     if attempts:
