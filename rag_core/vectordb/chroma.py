@@ -25,6 +25,7 @@ two processes ingesting the same corpus store one copy and each reports what it 
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from contextlib import nullcontext
@@ -208,10 +209,9 @@ class ChromaDb(VectorDb):
     def _stamp(self) -> None:
         """Tell other clients of a server that the collection changed (a new random token)."""
         if self.host is not None:
-            import uuid
-
             metadata = {k: v for k, v in (self.collection.metadata or {}).items() if not k.startswith("hnsw:")}
-            self.collection.modify(metadata={**metadata, _GENERATION: uuid.uuid4().hex})
+            # from the OS: unique across clients even where a test seeds uuid4
+            self.collection.modify(metadata={**metadata, _GENERATION: os.urandom(16).hex()})
             self._generation = self._server_generation()
 
     def _keyword_index(self) -> BM25Index:

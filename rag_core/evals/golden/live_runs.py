@@ -25,7 +25,7 @@ from rag_core.evals.golden.checks import evaluate
 from rag_core.evals.wire.cost import Price, price_of
 from rag_core.evals.common.failure import Failure
 from rag_core.evals.common.paths import shown
-from rag_core.evals.recording import routing
+from rag_core.evals.recording import routing, seeded_randomness
 from rag_core.evals.recording.provider_limits import AdaptiveLimit, LiveRunsStopped, ProviderLimits
 from rag_core.evals.recording.throttling import RETRYABLE, Pushback
 from rag_core.evals.recording.retrying import Tried, asked_wait, retried
@@ -175,7 +175,8 @@ def run_repeat(case: GoldenCase, repeat: int, settings: Settings, selector: str,
     run_case = repeat_case(case, repeat)
 
     def make() -> Tried[LiveRun]:
-        live_run, pushbacks, provider_failed = _attempt(run_case, settings, selector)
+        with seeded_randomness.repeat(repeat):  # a sequence of its own, the same again when retried
+            live_run, pushbacks, provider_failed = _attempt(run_case, settings, selector)
         return Tried(live_run, pushbacks=pushbacks, pushed_back=bool(pushbacks), provider_failed=provider_failed,
                      asked=asked_wait(pushbacks))
 

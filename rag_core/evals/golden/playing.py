@@ -161,11 +161,11 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
     turn_starts: list[int] = []
     judge_start, judgements, judge_error, agent_calls = 0, [], None, 0
     with play(case.id, recorder, settings.play_options, fix_commands.CaseCommands(selector),
-              emulated=bool(case.emulate), script=script, seed=case.id, keys=keys,
+              emulated=bool(case.emulate), script=script, seed=case.id, clock=case.clock, keys=keys,
               provider=subject.provider) as take:
         if take.emulator is not None and judged and judging.missing_verdicts(case):
             raise CaseFileError(judging.missing_verdicts(case))
-        with stuck.preparing(subject):  # imported or built in the case's environment, behind the guard
+        with stuck.preparing(subject), take.preparing():  # imported or built in the case's environment, behind the guard
             subject.prepare(timeout=settings.record_timeout if take.recording else None)
         take.imported()
         with take.cassette() as replay:

@@ -23,6 +23,11 @@ import pytest
 from rag_core.evals.golden.discovery import CaseRef  # a test's parameter: a case, or a case file's error
 from rag_core.evals.common.modes import RECORD_MODES
 from rag_core.evals.common.requirements import unmet
+from rag_core.evals.recording import seeded_randomness
+
+# now, as pytest loads its plugins: before conftest.py and the project's modules are imported, so
+# that a name they bind at import (``from uuid import uuid4``) is the dispatcher a run seeds
+seeded_randomness.install()
 
 if TYPE_CHECKING:  # imported lazily below: a project without golden cases never loads them
     from rag_core.evals.golden.case import GoldenCase

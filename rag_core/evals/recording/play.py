@@ -10,7 +10,8 @@ The rules, each decided here and nowhere else:
 - recording with ``--emulator``, a ``ScriptedProvider`` answers in-process; without it, the run
   records live, and needs the providers' keys, before anything runs;
 - the network guard is up in every mode but a live recording (there too with ``--block-network``),
-  and the subject runs in its provider environment (``provider_env.py``), the same in every mode;
+  and the subject runs in its provider environment (``provider_env.py``), the same in every mode,
+  with the ids and keys it makes (uuid, random, secrets) seeded from the run (``seeded_randomness.py``);
   while recording live, no socket waits past ``--record-timeout``;
 - afterwards: a request the cassette does not hold is one error (``unrecorded``), and a recording
   that reached for the network, timed out, met an error status or raised is refused
@@ -22,6 +23,7 @@ from __future__ import annotations
 import functools
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -31,7 +33,7 @@ from rag_core.evals.common.paths import shown
 from rag_core.evals.common.raised import described, in_chain, origin
 from rag_core.evals.emulator.conditions import Conditions
 from rag_core.evals.emulator.provider import ScriptedProvider
-from rag_core.evals.recording import cassette_format
+from rag_core.evals.recording import cassette_format, seeded_randomness
 from rag_core.evals.recording.fix_commands import FixCommands
 from rag_core.evals.recording.network import BlockedAttempt, blocked_message, network_blocked
 from rag_core.evals.recording.provider_env import provider_environment
@@ -96,6 +98,8 @@ class Take:
     sdk: str
     conditions: Conditions | None = None
     record_timeout: float = 60.0
+    seed: str = ""  # what the run's ids and keys are seeded from (``seeded_randomness.py``)
+    clock: datetime | None = None  # the run's frozen clock, which uuid1 reads
     blocked: list[BlockedAttempt] = field(default_factory=list)  # the guard's refusals while the subject ran
     at_import: list[BlockedAttempt] = field(default_factory=list)  # ... and while its module was imported
     replay: Replay = field(default_factory=Replay)
@@ -105,6 +109,10 @@ class Take:
     def live_recording(self) -> bool:
         return self.recording and self.emulator is None
 
+    def preparing(self) -> Any:
+        """While the subject is imported or built: ids and keys of a sequence of their own."""
+        return seeded_randomness.seeded(self.seed, self.clock, "prepare")
+
     def imported(self) -> None:
         """What the guard refused so far was refused while the subject's module was imported."""
         self.at_import, self._guard[:] = list(self._guard), []
@@ -112,7 +120,8 @@ class Take:
     @contextmanager
     def cassette(self) -> Iterator[Replay]:
         """The cassette around the subject's run (``CaseRecorder.use``)."""
-        with self.recorder.use(self.sdk, self.emulator, self.conditions if self.emulator is not None else None) as replay:
+        with self.recorder.use(self.sdk, self.emulator, self.conditions if self.emulator is not None else None) as replay, \
+                seeded_randomness.seeded(self.seed, self.clock):  # its ids and keys made as its clock is: the same in every mode
             self.replay = replay
             self.emulated = self.emulated or self.replayed_emulated
             yield replay
@@ -165,14 +174,16 @@ class Take:
 def play(name: str, recorder: CaseRecorder, options: PlayOptions, commands: FixCommands, *,
          emulated: bool = False, script: list[Any] | None = None, seed: str | None = None,
          keys: Iterable[str] = (), provider: str | None = None, needs: Iterable[Path] = (),
-         guard_name: str | None = None) -> Iterator[Take]:
+         guard_name: str | None = None, clock: datetime | None = None) -> Iterator[Take]:
     """Set up one subject's run: its cassette (replayed, or recorded live, or with the emulator
     answering ``script``), the network guard, the provider environment and, while recording live,
     the bound on every socket wait. ``keys``: the providers whose keys a live recording needs;
     ``needs``: the files a replay reads besides the cassette (a retriever's rankings), each named
     when missing; ``emulated``: whether what the subject is says it records against the emulator
     (a case's ``emulate:`` script), for the commands its failures name; ``guard_name``: the run's
-    name in the network guard's reports (``name``, the messages' prefix, by default)."""
+    name in the network guard's reports (``name``, the messages' prefix, by default); ``seed``: what
+    the emulator's ids and the run's own random values are seeded from (``name`` by default), and
+    ``clock`` the time its uuid1 values read."""
     needs = list(needs)
     recorded = all(path.exists() for path in needs) if needs else recorder.path.exists()
     recording = records(recorder.mode, recorded)
@@ -193,7 +204,7 @@ def play(name: str, recorder: CaseRecorder, options: PlayOptions, commands: FixC
         for each in keys:
             require_key(each)
     take = Take(name, recorder, commands, recording, emulator, emulated or emulator is not None,
-                sdk_versions(provider), options.conditions, options.record_timeout)
+                sdk_versions(provider), options.conditions, options.record_timeout, seed or name, clock)
     guard = network_blocked(guard_name or name) if (options.block_network or not live) else nullcontext([])
     waits = bounded_waits(options.record_timeout) if live else nullcontext()
     with guard as blocked, provider_environment(), waits:

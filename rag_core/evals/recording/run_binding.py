@@ -1,5 +1,6 @@
-"""Which run the calling code belongs to: its cassette (``routing.py``) and its network guard
-(``network.py``), bound together, so that both follow the run's code wherever it goes.
+"""Which run the calling code belongs to: its cassette (``routing.py``), its network guard
+(``network.py``) and its seeded randomness (``seeded_randomness.py``), bound together, so that
+all three follow the run's code wherever it goes.
 
 A run's binding is a context variable, so it goes where the run's context goes: its thread,
 ``asyncio`` tasks (a coroutine the run hands to an event loop another thread runs included),
@@ -64,6 +65,7 @@ class Binding:
     cassette: Any = None  # the run's cassette (routing.NO_CASSETTE until it opens); None: no run's
     guard: Any = None  # the run's network guard scope; None: not guarded (recording live)
     run: Run | None = None  # the run the code belongs to; None: no run's
+    randomness: Any = None  # the run's seeded random sequence (seeded_randomness.py); None: the real one
 
 
 _BOUND: contextvars.ContextVar[Binding | None] = contextvars.ContextVar("rag_core_run", default=None)

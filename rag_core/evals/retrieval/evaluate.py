@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 import statistics
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -122,13 +122,19 @@ def build_store(retriever: RetrieverSpec, embedder: Any, corpus_size: int, pg_ur
         # and guarantees no more, since no HNSW build promises that every node is reachable. An
         # `identical` group with the memory store is what proves a suite's Chroma search exact.
         ef = max(corpus_size, 100) if retriever.exact else 100
-        return ChromaDb(f"eval-{uuid.uuid4().hex[:12]}", **common, ef_search=ef)
+        return ChromaDb(f"eval-{_unique()}", **common, ef_search=ef)
     if retriever.store == "lancedb":
         import tempfile
 
         return LanceDb(uri=tempfile.mkdtemp(prefix="rag-core-eval-"), table_name="eval", **common)
-    return PgVector(table or f"eval_{uuid.uuid4().hex[:12]}", db_url=pg_url(), vector_index=None if retriever.exact else "hnsw",
+    return PgVector(table or f"eval_{_unique()}", db_url=pg_url(), vector_index=None if retriever.exact else "hnsw",
                     **common)
+
+
+def _unique() -> str:
+    """A name no other store of this process or another has: from the OS, since a recorded
+    retriever runs with uuid4 seeded (``harness/seeded_randomness.py``), the same in every run."""
+    return os.urandom(6).hex()
 
 
 def _reranker(target: str | None) -> Any:

@@ -243,9 +243,10 @@ def run_live(suite: str, retriever: str, settings: ReplaySettings, run: Callable
     cases run under --live), in the case environment; behind the guard with --block-network."""
     from rag_core.evals.recording.network import blocked_message, network_blocked
     from rag_core.evals.recording.provider_env import provider_environment
+    from rag_core.evals.recording.seeded_randomness import seeded
 
     guard = network_blocked(f"retrieval {suite}/{retriever}") if settings.block_network else nullcontext([])
-    with guard as blocked, provider_environment():
+    with guard as blocked, provider_environment(), seeded(f"{suite}/{retriever}"):
         ranked = run(False)
         attempts = list(blocked)
     if attempts:

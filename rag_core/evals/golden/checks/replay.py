@@ -10,6 +10,7 @@ from rag_core.evals.common.raised import described, origin
 from rag_core.evals.golden.case import GoldenCase
 from rag_core.evals.golden.case_run import CaseRun, SubjectRun
 from rag_core.evals.golden.observe import normalize
+from rag_core.evals.golden.volatile import volatile
 from rag_core.evals.recording import fix_commands
 from rag_core.evals.recording.network import blocked_message
 
@@ -96,8 +97,16 @@ def _stale(subject: SubjectRun, run: CaseRun) -> list[Failure]:
     then = normalize({"requests": [pair.recorded for pair in subject.pairs]}, rules)["requests"]
     for index, (pair, sent, recorded) in enumerate(zip(subject.pairs, now, then)):
         if sent != recorded:
-            reports.append(Failure(
-                "stale", "cassette", shown(path), f"request[{index}]",
-                f"stale cassette {shown(path)} (request #{index + 1}, {pair.path}, differs from what the agent now "
-                "sends)", golden=recorded, observed=sent, label=f"{path.name}:request[{index}]", fix=fix))
+            message = (f"stale cassette {shown(path)} (request #{index + 1}, {pair.path}, differs from what the agent "
+                       "now sends)")
+            found, absorb = volatile(recorded, sent), fix
+            if found is not None:
+                message += f" only in values made anew each run: {found.fields()}"
+                # recording again helps only once: a value of a source not seeded differs again next time
+                absorb = (f"if the program makes them with uuid, random or secrets, which the harness seeds within "
+                          f"a case, {fix}; if it makes them otherwise (os.urandom, numpy, the time), make them the "
+                          f"same in every run, or add these rules to {shown(case.source)}:\n{found.yaml()}\n"
+                          f"then accept the golden: {fix_commands.update_goldens(run.selector)}")
+            reports.append(Failure("stale", "cassette", shown(path), f"request[{index}]", message, golden=recorded,
+                                   observed=sent, label=f"{path.name}:request[{index}]", fix=absorb))
     return reports
