@@ -452,7 +452,7 @@ def test_a_test_computes_a_queued_retriever_itself_instead_of_waiting_for_a_busy
     import types
 
     from rag_core.evals.retrieval import evaluate
-    from rag_core.evals.plugins.retrieval import RetrievalRunner
+    from rag_core.evals.plugins.retrieval_runner import RetrievalRunner
     from rag_core.evals.retrieval.suite import load_suite
 
     suite_file = tmp_path / "mini.yaml"

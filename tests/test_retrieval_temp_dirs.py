@@ -10,7 +10,7 @@ import pytest
 from _pytest.tmpdir import TempPathFactory
 
 from rag_core.evals import postgres
-from rag_core.evals.plugins.retrieval import RetrievalRunner
+from rag_core.evals.plugins.retrieval_runner import RetrievalRunner
 
 THREADS = 8
 SESSIONS = 20  # the race lost in most sessions before the folders were made under a lock

@@ -1,6 +1,6 @@
 """The pytest plugin that gathers a session's run record and writes it when the session ends.
 
-Registered by the golden plugin (``harness/plugin.py``) in every session; it writes a record only
+Registered by the golden plugin (``plugins/golden.py``) in every session; it writes a record only
 when golden cases or retrievers ran. It reads the test reports, which under pytest-xdist reach the
 controller from every worker with their ``user_properties``: what a case or a retriever adds
 there (``failures.case_property``, ``retrieval.gate_property``) is all the record needs, so the
@@ -19,25 +19,11 @@ from typing import Any
 
 import pytest
 
-from rag_core.evals.runs.store import DEFAULT_FOLDER, DEFAULT_KEEP
+from rag_core.evals.plugins.options import record_mode, runs_folder
+from rag_core.evals.runs.store import DEFAULT_KEEP
 
 ARG_LIMIT = 300  # characters of one command-line argument the record keeps
 LATE_LIMIT = 100  # late attempts the record keeps (a thread left polling makes one a second)
-
-
-def add_options(group: Any, parser: pytest.Parser) -> None:
-    group.addoption("--runs-dir", default=None, metavar="DIR",
-                    help=f"folder of the run records (default: the rag_core_runs_dir ini option, {DEFAULT_FOLDER})")
-    group.addoption("--no-run-record", action="store_true", default=False,
-                    help="write no run record for this session (rag-core report reads them)")
-    parser.addini("rag_core_runs_dir", "folder of run records, one JSON file per session", default=DEFAULT_FOLDER)
-    parser.addini("rag_core_runs_keep", "how many run records to keep (the oldest are deleted; 0 keeps all)",
-                  default=str(DEFAULT_KEEP))
-
-
-def runs_folder(config: pytest.Config) -> Path:
-    given = config.getoption("runs_dir", None)
-    return Path(given) if given else Path(config.rootpath) / config.getini("rag_core_runs_dir")
 
 
 @dataclass
@@ -52,6 +38,7 @@ class _CaseParts:
     case: dict[str, Any] = field(default_factory=dict)  # the harness's rag_core_case property
     failures: dict[str, Any] = field(default_factory=dict)  # failures.PROPERTY
     live: dict[str, Any] | None = None
+    cut_short: bool = False  # committed while the session was cut short, before its test reported
 
 
 class RunCollector:
@@ -103,12 +90,12 @@ class RunCollector:
 
     def cut_short(self, nodeid: str, properties: list[tuple[str, Any]]) -> None:
         """A case the session committed after it was cut short (Ctrl-C), before its test reported:
-        kept as its test would have reported it (``harness.plugin.case_properties``)."""
+        kept as its test would have reported it (``golden_harness.case_properties``)."""
         parts = self.cases.setdefault(nodeid, _CaseParts(_case_id(nodeid)))
         if parts.case:  # its test did report it
             return
         self._take(parts, properties)
-        parts.failed = bool(parts.failures.get("failures"))
+        parts.failed, parts.cut_short = bool(parts.failures.get("failures")), True
 
     @pytest.hookimpl(trylast=True)  # after the other plugins' session finish may have changed the exit status
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -137,7 +124,6 @@ class RunCollector:
             terminalreporter.write_line(line, yellow=problem)
 
     def record(self, exit_status: int) -> Any:
-        from rag_core.evals.plugins.golden import record_mode
         from rag_core.evals.runs.git import git_state
         from rag_core.evals.runs.schema import RunOptions, RunRecord
         from rag_core.evals.runs.store import new_id
@@ -170,6 +156,7 @@ class RunCollector:
 
 
 def _case_id(nodeid: str) -> str:
+    """A golden case's id, from its test's node id (``…::test_golden_case[<id>]``)."""
     return nodeid[nodeid.rfind("[") + 1:-1] if nodeid.endswith("]") else nodeid
 
 
@@ -198,4 +185,6 @@ def _case(parts: _CaseParts) -> Any:
     return CaseEntry(id=parts.id, status=status, seconds=parts.seconds, tokens=int(tokens),
                      recorded=bool(info.get("recorded")), stale=bool(info.get("stale")), failures=failures,
                      fixes=list(parts.failures.get("fixes", [])), reason=reason,
-                     live=live_summary(parts.live) if parts.live else None)
+                     live=live_summary(parts.live) if parts.live else None,
+                     golden="new" if info.get("new") else "updated" if info.get("updated") else "",
+                     cut_short=parts.cut_short, no_usage=info.get("no_usage") or "")

@@ -88,6 +88,21 @@ def write(path: Path, cases: list[CaseEntry], links: Links, orphans: list[str] |
     append_checked(path, summary_data(cases, placed, orphans, retrieval), render)
 
 
+def write_live(path: Path, cases: list[CaseEntry]) -> None:
+    """Add the live runs' table of these cases to ``path``, after what it holds (as ``write``)."""
+    from rag_core.evals.atomic import append_checked
+
+    append_checked(path, [case.to_json() for case in cases], render_live)
+
+
+def render_live(data: list[dict[str, Any]]) -> str:
+    """The live runs' table as markdown: each case id a code span, never read as markdown."""
+    from rag_core.evals.report.terminal import live_table
+
+    cases = [CaseEntry.from_json(case) for case in data]
+    return "\n".join(["## rag-core live runs", "", *live_table(cases, quoted=True), ""])
+
+
 def summary_data(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
                  retrieval: list[RetrieverEntry] | None = None) -> dict[str, Any]:
     """What the summary of these cases quotes, as JSON data: what its writer screens for

@@ -10,9 +10,11 @@ refused with a clear message instead of being misread.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, TypeVar, get_args
+from typing import Any, Literal, Mapping, get_args
+
+from rag_core.evals.runs import fields as read
+from rag_core.evals.runs.fields import FieldError, RecordError  # noqa: F401  (RecordError: read from here too)
 
 SCHEMA_VERSION = 1
 
@@ -20,10 +22,6 @@ Status = Literal["passed", "failed", "skipped", "new", "updated"]
 STATUSES: tuple[str, ...] = get_args(Status)
 # a case "passes" in every status but these two: a new or updated golden is the run succeeding
 NOT_PASSING = ("failed", "skipped")
-
-
-class RecordError(ValueError):
-    """A file is not a run record this version can read; the message names the file and the cause."""
 
 
 @dataclass
@@ -58,12 +56,12 @@ class FailureEntry:
     def from_json(cls, data: Mapping[str, Any]) -> FailureEntry:
         label = data.get("label")
         if label is not None and not isinstance(label, str):
-            label = _texts(data, "label")
-        return cls(check=_text(data, "check"), source=_text(data, "source"), where=_text(data, "where"),
-                   field=_text(data, "field"), message=_text(data, "message"), fix=_optional_text(data, "fix"),
+            label = read.texts(data, "label")
+        return cls(check=read.text(data, "check"), source=read.text(data, "source"), where=read.text(data, "where"),
+                   field=read.text(data, "field"), message=read.text(data, "message"), fix=read.optional_text(data, "fix"),
                    label=label, has_values="golden" in data or "observed" in data,
-                   golden=data.get("golden"), observed=data.get("observed"), diff=_text(data, "diff"),
-                   truncated=_wholes(data, "truncated"), withheld=_texts(data, "withheld"))
+                   golden=data.get("golden"), observed=data.get("observed"), diff=read.text(data, "diff"),
+                   truncated=read.wholes(data, "truncated"), withheld=read.texts(data, "withheld"))
 
     def fingerprint(self) -> tuple[str, ...]:
         """What makes two failures the same failure (run against run)."""
@@ -89,9 +87,9 @@ class LiveRepeat:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LiveRepeat:
-        return cls(repeat=_whole(data, "repeat"), passed=_flag(data, "passed"), seconds=_number(data, "seconds"),
-                   tokens=_whole(data, "tokens"), retries=_whole(data, "retries"),
-                   failures=_each(data, "failures", FailureEntry.from_json), cost=Cost.from_json(data))
+        return cls(repeat=read.whole(data, "repeat"), passed=read.flag(data, "passed"), seconds=read.number(data, "seconds"),
+                   tokens=read.whole(data, "tokens"), retries=read.whole(data, "retries"),
+                   failures=read.each(data, "failures", FailureEntry.from_json), cost=Cost.from_json(data))
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,7 @@ class Cost:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Cost:
         usd = data.get("cost_usd")
-        return cls(None if usd is None else _number(data, "cost_usd"), tuple(_texts(data, "unpriced")))
+        return cls(None if usd is None else read.number(data, "cost_usd"), tuple(read.texts(data, "unpriced")))
 
 
 @dataclass
@@ -127,20 +125,24 @@ class LiveSummary:
     tokens_total: int = 0  # every run's together
     repeats: list[LiveRepeat] = field(default_factory=list)  # in run order; at most bounds.REPEAT_LIMIT
     cost: Cost = field(default_factory=lambda: Cost())  # every run's together
+    retries: int = 0  # runs made again after the provider pushed back
+    resumed: int = 0  # runs taken from a session that was cut short (--resume)
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "passes": self.passes, "pass_rate": round(self.pass_rate, 6),
                 "min_pass_rate": self.min_pass_rate, "p50": round(self.p50, 4), "p95": round(self.p95, 4),
                 "tokens": self.tokens, "ok": self.ok,
-                **_present(tokens_total=self.tokens_total, repeats=[r.to_json() for r in self.repeats]),
+                **_present(tokens_total=self.tokens_total, repeats=[r.to_json() for r in self.repeats],
+                           retries=self.retries, resumed=self.resumed),
                 **self.cost.to_json()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LiveSummary:
-        return cls(runs=_whole(data, "runs"), passes=_whole(data, "passes"), pass_rate=_number(data, "pass_rate"),
-                   min_pass_rate=_number(data, "min_pass_rate"), p50=_number(data, "p50"), p95=_number(data, "p95"),
-                   tokens=_whole(data, "tokens"), ok=_flag(data, "ok"), tokens_total=_whole(data, "tokens_total"),
-                   repeats=_each(data, "repeats", LiveRepeat.from_json), cost=Cost.from_json(data))
+        return cls(runs=read.whole(data, "runs"), passes=read.whole(data, "passes"), pass_rate=read.number(data, "pass_rate"),
+                   min_pass_rate=read.number(data, "min_pass_rate"), p50=read.number(data, "p50"), p95=read.number(data, "p95"),
+                   tokens=read.whole(data, "tokens"), ok=read.flag(data, "ok"), tokens_total=read.whole(data, "tokens_total"),
+                   repeats=read.each(data, "repeats", LiveRepeat.from_json), cost=Cost.from_json(data),
+                   retries=read.whole(data, "retries"), resumed=read.whole(data, "resumed"))
 
 
 @dataclass
@@ -156,29 +158,41 @@ class CaseEntry:
     # why it was skipped, or what failed when no check ran (a case that does not load, a refusal)
     reason: str = ""
     live: LiveSummary | None = None
+    golden: str = ""  # the golden the run wrote: "new" or "updated" (a failed case's too), or none
+    cut_short: bool = False  # committed while the session was cut short, before its test reported it
+    # its model calls reported no token usage: "stream" (a stream not asked for it) or "response"
+    no_usage: str = ""
 
     @property
     def passing(self) -> bool:
         return self.status not in NOT_PASSING
 
+    @property
+    def wrote(self) -> str:
+        """The golden the run wrote ("new", "updated" or ""), as a record older than ``golden`` says it too."""
+        return self.golden or (self.status if self.status in ("new", "updated") else "")
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status, "seconds": round(self.seconds, 4)}
         out |= _present(tokens=self.tokens, recorded=self.recorded, stale=self.stale,
                         failures=[f.to_json() for f in self.failures], fixes=self.fixes, reason=self.reason,
-                        live=self.live.to_json() if self.live else None)
+                        live=self.live.to_json() if self.live else None, golden=self.golden,
+                        cut_short=self.cut_short, no_usage=self.no_usage)
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CaseEntry:
-        status = _text(data, "status", "passed")
+        status = read.text(data, "status", "passed")
         if status not in STATUSES:
-            raise FieldError("status", f"{_shown(status)} is none of {', '.join(STATUSES)}")
-        live = _object(data, "live")
-        return cls(id=_required_text(data, "id"), status=status,  # type: ignore[arg-type]  (checked above)
-                   seconds=_number(data, "seconds"), tokens=_whole(data, "tokens"), recorded=_flag(data, "recorded"),
-                   stale=_flag(data, "stale"), failures=_each(data, "failures", FailureEntry.from_json),
-                   fixes=_texts(data, "fixes"), reason=_text(data, "reason"),
-                   live=_within("live", LiveSummary.from_json, live) if live else None)
+            raise FieldError("status", f"{read.shown(status)} is none of {', '.join(STATUSES)}")
+        live = read.optional_mapping(data, "live")
+        return cls(id=read.required_text(data, "id"), status=status,  # type: ignore[arg-type]  (checked above)
+                   seconds=read.number(data, "seconds"), tokens=read.whole(data, "tokens"), recorded=read.flag(data, "recorded"),
+                   stale=read.flag(data, "stale"), failures=read.each(data, "failures", FailureEntry.from_json),
+                   fixes=read.texts(data, "fixes"), reason=read.text(data, "reason"),
+                   live=read.within("live", LiveSummary.from_json, live) if live else None,
+                   golden=read.text(data, "golden"), cut_short=read.flag(data, "cut_short"),
+                   no_usage=read.text(data, "no_usage"))
 
 
 @dataclass
@@ -197,8 +211,8 @@ class QueryEntry:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> QueryEntry:
-        return cls(id=_required_text(data, "id"), text=_text(data, "text"), metrics=_numbers(data, "metrics"),
-                   judged=_wholes(data, "judged"), top=_ranking(data, "top"))
+        return cls(id=read.required_text(data, "id"), text=read.text(data, "text"), metrics=read.numbers(data, "metrics"),
+                   judged=read.wholes(data, "judged"), top=read.ranking(data, "top"))
 
 
 @dataclass
@@ -235,13 +249,13 @@ class RetrieverEntry:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RetrieverEntry:
-        return cls(suite=_required_text(data, "suite"), retriever=_required_text(data, "retriever"),
-                   gate=_text(data, "gate", "pass"),  # type: ignore[arg-type]  (any text shows as it is)
-                   gate_failures=_texts(data, "gate_failures"), thresholds=_numbers(data, "thresholds"),
-                   metrics=_numbers(data, "metrics"), index_seconds=_number(data, "index_seconds"),
-                   query_ms_p50=_number(data, "query_ms_p50"), query_ms_p95=_number(data, "query_ms_p95"),
-                   recall_curve=_number_list(data, "recall_curve"),
-                   queries=_each(data, "queries", QueryEntry.from_json), seconds=_number(data, "seconds"))
+        return cls(suite=read.required_text(data, "suite"), retriever=read.required_text(data, "retriever"),
+                   gate=read.text(data, "gate", "pass"),  # type: ignore[arg-type]  (any text shows as it is)
+                   gate_failures=read.texts(data, "gate_failures"), thresholds=read.numbers(data, "thresholds"),
+                   metrics=read.numbers(data, "metrics"), index_seconds=read.number(data, "index_seconds"),
+                   query_ms_p50=read.number(data, "query_ms_p50"), query_ms_p95=read.number(data, "query_ms_p95"),
+                   recall_curve=read.number_list(data, "recall_curve"),
+                   queries=read.each(data, "queries", QueryEntry.from_json), seconds=read.number(data, "seconds"))
 
 
 @dataclass(frozen=True)
@@ -257,7 +271,7 @@ class LateAttempt:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LateAttempt:
-        return cls(case=_text(data, "case"), attempt=_text(data, "attempt"))
+        return cls(case=read.text(data, "case"), attempt=read.text(data, "attempt"))
 
 
 @dataclass
@@ -281,9 +295,9 @@ class RunOptions:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunOptions:
-        return cls(record_mode=_text(data, "record_mode", "none"), emulator=_flag(data, "emulator"),
-                   live=_flag(data, "live"), repeat=_whole(data, "repeat", 1),
-                   update_goldens=_flag(data, "update_goldens"), args=_texts(data, "args"))
+        return cls(record_mode=read.text(data, "record_mode", "none"), emulator=read.flag(data, "emulator"),
+                   live=read.flag(data, "live"), repeat=read.whole(data, "repeat", 1),
+                   update_goldens=read.flag(data, "update_goldens"), args=read.texts(data, "args"))
 
 
 @dataclass
@@ -314,200 +328,29 @@ class RunRecord:
             raise RecordError(f"{source}: not a rag-core run record (no schema and id)")
         schema = data["schema"]
         if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
-            raise RecordError(f"{source}: not a rag-core run record (its schema is {_shown(schema)}, not a version "
+            raise RecordError(f"{source}: not a rag-core run record (its schema is {read.shown(schema)}, not a version "
                               "number)")
         if schema > SCHEMA_VERSION:
             raise RecordError(f"{source}: run record schema {schema} is newer than this rag-core reads "
                               f"({SCHEMA_VERSION}); upgrade rag-core to read it")
         try:
-            git = _object(data, "git")
-            options = _object(data, "options")
-            return cls(schema=schema, id=_required_text(data, "id"), started=_text(data, "started"),
-                       seconds=_number(data, "seconds"), exit_status=_whole(data, "exit_status"),
-                       git=_within("git", _git_state, git) if git else None,
-                       options=_within("options", RunOptions.from_json, options or {}),
-                       cases=_each(data, "cases", CaseEntry.from_json),
-                       retrieval=_each(data, "retrieval", RetrieverEntry.from_json),
-                       notes=_texts(data, "notes"), late=_each(data, "late", LateAttempt.from_json))
+            git = read.optional_mapping(data, "git")
+            options = read.optional_mapping(data, "options")
+            return cls(schema=schema, id=read.required_text(data, "id"), started=read.text(data, "started"),
+                       seconds=read.number(data, "seconds"), exit_status=read.whole(data, "exit_status"),
+                       git=read.within("git", _git_state, git) if git else None,
+                       options=read.within("options", RunOptions.from_json, options or {}),
+                       cases=read.each(data, "cases", CaseEntry.from_json),
+                       retrieval=read.each(data, "retrieval", RetrieverEntry.from_json),
+                       notes=read.texts(data, "notes"), late=read.each(data, "late", LateAttempt.from_json))
         except FieldError as exc:
             raise RecordError(f"{source}: not a run record rag-core can read: {exc}") from None
 
 
 def _git_state(data: Mapping[str, Any]) -> GitState:
-    return GitState(_required_text(data, "commit"), _flag(data, "dirty"))
+    return GitState(read.required_text(data, "commit"), read.flag(data, "dirty"))
 
 
 def _present(**values: Any) -> dict[str, Any]:
     """The values that say something: a record leaves out empty lists, empty text, False and None."""
     return {k: v for k, v in values.items() if v not in (None, "", [], {}, False, 0)}
-
-
-# ------------------------------------------------------------------ typed fields of JSON data
-# Each reader takes a field of a JSON object, or its default when the field is absent or null,
-# and raises FieldError when the field holds another kind of value: a record edited by hand, or
-# written by something else, is refused naming the field instead of failing later, elsewhere.
-
-T = TypeVar("T")
-# the largest count the page's script reads exactly (a JavaScript number)
-_LARGEST_WHOLE = 2**53
-
-
-class FieldError(RecordError):
-    """A field holding the wrong kind of value; ``path`` says where (``cases[3].id``)."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
-        self.problem = problem
-
-    def within(self, prefix: str) -> FieldError:
-        return FieldError(prefix + (self.path if self.path.startswith("[") else f".{self.path}"), self.problem)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _wrong(key: str, wanted: str, value: Any) -> FieldError:
-    return FieldError(key, f"should be {wanted}, not {_kind(value)} ({_shown(value)})")
-
-
-def _within(key: str, read: Callable[[Any], T], value: Any) -> T:
-    try:
-        return read(value)
-    except FieldError as exc:
-        raise exc.within(key) from None
-
-
-def _required_text(data: Mapping[str, Any], key: str) -> str:
-    if data.get(key) is None:
-        raise FieldError(key, "is missing")
-    return _text(data, key)
-
-
-def _text(data: Mapping[str, Any], key: str, default: str = "") -> str:
-    value = data.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise _wrong(key, "text", value)
-    return value
-
-
-def _optional_text(data: Mapping[str, Any], key: str) -> str | None:
-    return None if data.get(key) is None else _text(data, key)
-
-
-def _as_number(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _wrong(key, "a number", value)
-    try:
-        number = float(value)
-    except OverflowError:  # an integer too large for a float
-        number = math.inf
-    if not math.isfinite(number):
-        raise FieldError(key, f"should be a finite number, not {_shown(value)}")
-    return number
-
-
-def _number(data: Mapping[str, Any], key: str, default: float = 0.0) -> float:
-    value = data.get(key)
-    return default if value is None else _as_number(key, value)
-
-
-def _as_whole(key: str, value: Any) -> int:
-    number = int(_as_number(key, value))
-    if abs(number) > _LARGEST_WHOLE:
-        raise FieldError(key, f"should be a count, not {_shown(value)}")
-    return number
-
-
-def _whole(data: Mapping[str, Any], key: str, default: int = 0) -> int:
-    value = data.get(key)
-    return default if value is None else _as_whole(key, value)
-
-
-def _flag(data: Mapping[str, Any], key: str, default: bool = False) -> bool:
-    value = data.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, (bool, int)):
-        raise _wrong(key, "true or false", value)
-    return bool(value)
-
-
-def _list(data: Mapping[str, Any], key: str) -> list[Any]:
-    value = data.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, (list, tuple)):  # a tuple: the harness hands its own data over in process
-        raise _wrong(key, "a list", value)
-    return list(value)
-
-
-def _mapping(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise _wrong(key, "an object", value)
-    return value
-
-
-def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
-    return _mapping(data, key) if data.get(key) is not None else None
-
-
-def _texts(data: Mapping[str, Any], key: str) -> list[str]:
-    items = _list(data, key)
-    for number, item in enumerate(items):
-        if not isinstance(item, str):
-            raise _wrong(f"{key}[{number}]", "text", item)
-    return list(items)
-
-
-def _number_list(data: Mapping[str, Any], key: str) -> list[float]:
-    return [_as_number(f"{key}[{number}]", item) for number, item in enumerate(_list(data, key))]
-
-
-def _numbers(data: Mapping[str, Any], key: str) -> dict[str, float]:
-    return {name: _as_number(f"{key}.{name}", value) for name, value in _mapping(data, key).items()}
-
-
-def _wholes(data: Mapping[str, Any], key: str) -> dict[str, int]:
-    return {name: _as_whole(f"{key}.{name}", value) for name, value in _mapping(data, key).items()}
-
-
-def _ranking(data: Mapping[str, Any], key: str) -> list[tuple[str, int | None]]:
-    """A query's top documents: [doc id, its grade or null] pairs."""
-    out: list[tuple[str, int | None]] = []
-    for number, item in enumerate(_list(data, key)):
-        where = f"{key}[{number}]"
-        if not (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)):
-            raise _wrong(where, "a [document id, grade] pair", item)
-        out.append((item[0], None if item[1] is None else _as_whole(f"{where}[1]", item[1])))
-    return out
-
-
-def _each(data: Mapping[str, Any], key: str, read: Callable[[Mapping[str, Any]], T]) -> list[T]:
-    """The list ``key`` of objects, each read by ``read``; a wrong one named by its place."""
-    out = []
-    for number, item in enumerate(_list(data, key)):
-        where = f"{key}[{number}]"
-        if not isinstance(item, Mapping):
-            raise _wrong(where, "an object", item)
-        out.append(_within(where, read, item))
-    return out

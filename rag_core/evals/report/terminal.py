@@ -1,0 +1,83 @@
+"""The terminal summary of a session's golden cases and live runs, made from the cases as the run
+record keeps them (``runs/schema.CaseEntry``), as the markdown summary and the HTML report are: the
+three cannot disagree on what a session did."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Sequence
+
+from rag_core.evals.runs.schema import CaseEntry, Cost
+from rag_core.evals.runs.tally import tally_cases
+
+
+def golden_lines(cases: Sequence[CaseEntry]) -> list[str]:
+    """The counts, then each case whose files a reviewer should look at: stale cassettes, new and
+    updated goldens, and what a session cut short committed."""
+    counted = tally_cases(cases)
+    lines = [f"{counted.cases} cases, {counted.failed} failed, {counted.new} new goldens, {counted.updated} goldens "
+             f"updated, {counted.recorded} recorded, {counted.stale} stale cassettes, {counted.tokens} tokens in "
+             f"recordings{_no_usage(cases)}"]
+    lines += [f"  stale cassette: {case.id} (its failure or warning says how to re-record it)"
+              for case in cases if case.stale]
+    lines += [f"  new golden: {case.id} (review the new .golden.yaml file before committing it)"
+              for case in cases if case.wrote == "new"]
+    lines += [f"  golden updated: {case.id} (review with git diff)" for case in cases if case.wrote == "updated"]
+    lines += [f"  recorded while the session was cut short: {case.id} (its test did not report)"
+              for case in cases if case.cut_short]
+    return lines
+
+
+def _no_usage(cases: Sequence[CaseEntry]) -> str:
+    """What the token count leaves out: cases whose model calls reported no usage at all (a
+    streamed Chat Completions call reports it only when asked), named so that a count of 0 is
+    not read as a broken one."""
+    ids = [case.id for case in cases if case.no_usage]
+    if not ids:
+        return ""
+    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    if all(case.no_usage == "stream" for case in cases if case.no_usage):
+        return (f" (not counted: {shown}, whose stream reported no usage; a stream reports it only when asked, e.g. "
+                "Chat Completions' stream_options={'include_usage': True})")
+    return f" (not counted: {shown}, whose provider reported no usage)"
+
+
+def live_table(cases: Sequence[CaseEntry], quoted: bool = False) -> list[str]:
+    """Per case: passes of runs, pass rate against min_pass_rate, latency p50/p95, median tokens
+    (a markdown table, readable in a terminal too; ``quoted``: each case id a code span, as a
+    markdown summary holds it). Cases that failed before running show as such."""
+    from rag_core.evals.report.markdown import code_cell
+
+    lines = ["| case | passed | pass rate | min | p50 s | p95 s | tokens/run | gate |",
+             "|---|---|---|---|---|---|---|---|"]
+    for case in cases:
+        name, live = code_cell(case.id) if quoted else case.id, case.live
+        if live is None:
+            lines.append(f"| {name} | – | – | – | – | – | – | {'error' if case.status == 'failed' else 'skipped'} |")
+            continue
+        lines.append(f"| {name} | {live.passes}/{live.runs} | {live.pass_rate:.0%} | {live.min_pass_rate:.0%} | "
+                     f"{live.p50:.2f} | {live.p95:.2f} | {live.tokens} | {'pass' if live.ok else 'FAIL'} |")
+    return lines
+
+
+def live_lines(cases: Sequence[CaseEntry], priced: bool) -> list[str]:
+    """The live runs' table, then their totals: runs, runs made again, tokens, their price
+    (``priced``: whether prices could be read at all)."""
+    ran = [case.live for case in cases if case.live is not None]
+    lines = live_table(cases)
+    lines.append(f"{sum(live.runs for live in ran)} runs, {sum(live.retries for live in ran)} run again after a "
+                 f"pushback, {sum(live.tokens_total for live in ran)} tokens, "
+                 f"{described([live.cost for live in ran], priced)}")
+    resumed = sum(live.resumed for live in ran)
+    if resumed:
+        lines.append(f"{resumed} of them taken from the session that was cut short (--resume)")
+    return lines
+
+
+def described(costs: Sequence[Cost], priced: bool) -> str:
+    """The price of runs as a summary states it: dollars, and the models that could not be priced."""
+    if not priced:
+        return "no prices (genai-prices is not installed)"
+    usd = sum(Decimal(str(cost.usd or 0)) for cost in costs)
+    unpriced = list(dict.fromkeys(model for cost in costs for model in cost.unpriced))
+    return f"${usd:.4f} at list prices" + (f" (not priced: {', '.join(unpriced)})" if unpriced else "")
