@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag_core.evals.recording.cassette_format import read_cassette
-from rag_core.evals.wire.sdk_types import validate_request
+from rag_core.evals.wire.traffic import validate_request
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
 

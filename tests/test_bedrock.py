@@ -28,8 +28,9 @@ from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn  # noq
 from rag_core.evals.recording.network import network_blocked  # noqa: E402
 from rag_core.evals.recording.provider_env import DUMMY_KEY, DUMMY_REGION, planned, provider_environment  # noqa: E402
 from rag_core.evals.recording.recorder import CaseRecorder  # noqa: E402
-from rag_core.evals.wire.sdk_types import validate_bedrock_body, validate_request  # noqa: E402
-from rag_core.evals.wire import readers  # noqa: E402
+from rag_core.evals.wire.bedrock import validate_bedrock_body
+from rag_core.evals.wire.traffic import validate_request  # noqa: E402
+from rag_core.evals.wire import traffic  # noqa: E402
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 TOOL_CONFIG = {"tools": [{"toolSpec": {"name": "lookup_recipe", "description": "Look up how a Thai dish is made.",
@@ -298,7 +299,7 @@ def test_a_recorded_converse_stream_is_read_for_its_tool_calls_and_usage(tmp_pat
     with recorder.use("test") as replay:
         events = list(_client().converse_stream(modelId=MODEL_ID, messages=[QUESTION],
                                                 toolConfig=TOOL_CONFIG)["stream"])
-    seen = readers.observe(replay.exchanges, [0])
+    seen = traffic.fields_of(replay.exchanges, [0])
     assert seen["tool_calls"] == {"calls": [{"name": "lookup_recipe", "arguments": {"dish": "pad thai"}}]}
     assert seen["final_text"] == "Looking it up."
     metadata = events[-1]["metadata"]["usage"]

@@ -1,9 +1,9 @@
-"""Bedrock's answers as the harness reads them (``readers.py``), against botocore's own parsing.
+"""Bedrock's answers as the harness reads them (``wire/bedrock.py``), against botocore's own parsing.
 
 Each answer (Converse JSON, ConverseStream event stream, an error) is read twice: by boto3, as a
 program gets it through ``client.converse`` / ``client.converse_stream`` (botocore's parser
 behind its HTTP stack), and by the harness, from the bytes a cassette holds (``recorder._exchange``
-then ``readers.answer``). The two agree on the text, the tool calls (a server tool's marked, with
+then ``traffic.answer``). The two agree on the text, the tool calls (a server tool's marked, with
 its result), the usage, the stop reason and the error, with the response headers as sent and
 with them stripped, as recordings made by other projects store them. The answers come from the
 emulator, from event streams built in the shapes real Bedrock traffic has (padding fields, a
@@ -30,7 +30,8 @@ from vcr.request import Request  # noqa: E402
 
 from rag_core.evals.emulator import bedrock  # noqa: E402
 from rag_core.evals.emulator.provider import ScriptedProvider  # noqa: E402
-from rag_core.evals.wire import readers  # noqa: E402
+from rag_core.evals.wire import bedrock as wire_bedrock, traffic  # noqa: E402
+from rag_core.evals.wire.exchange import Answer, Exchange  # noqa: E402
 from rag_core.evals.golden.case import ToolCallsExpect  # noqa: E402
 from rag_core.evals.golden.checks.snapshot import check_tool_calls  # noqa: E402
 from rag_core.evals.recording.recorder import CaseRecorder, _exchange  # noqa: E402
@@ -116,7 +117,7 @@ def boto3_converse_stream(status: int, headers: dict[str, str], body: bytes) -> 
     return Read([blocks[i] for i in sorted(blocks)], stop, usage, error)
 
 
-def expected_answer(read: Read) -> readers.Answer | None:
+def expected_answer(read: Read) -> Answer | None:
     """The golden's reading of what boto3 returned: text blocks joined; each ``toolUse`` a call,
     a server tool's marked ``server_tool_use`` and given the ``toolResult`` that answered it;
     input tokens with cache reads and writes. None for an error."""
@@ -139,12 +140,12 @@ def expected_answer(read: Read) -> readers.Answer | None:
             "cacheWriteInputTokens", 0)
         usage = {"input_tokens": inputs, "output_tokens": read.usage["outputTokens"],
                  "total_tokens": read.usage["totalTokens"]}
-    return readers.Answer("".join(texts) if texts else None, calls, usage)
+    return Answer("".join(texts) if texts else None, calls, usage)
 
 
 # --- what the harness makes of it ---------------------------------------------------------------
 
-def harness_exchange(path: str, status: int, headers: dict[str, str], body: bytes) -> readers.Exchange:
+def harness_exchange(path: str, status: int, headers: dict[str, str], body: bytes) -> Exchange:
     """The exchange the recorder hands the wire reader for one recorded interaction."""
     request = Request("POST", URI.rsplit("/model/", 1)[0] + path, json.dumps({"messages": [QUESTION]}), {})
     response = {"status": {"code": status, "message": ""}, "headers": {k: [v] for k, v in headers.items()},
@@ -161,9 +162,9 @@ def assert_agree_on_stream(status: int, headers: dict[str, str], body: bytes) ->
     for sent in (headers, {}):
         seen = boto3_converse_stream(status, sent, body)
         exchange = harness_exchange(STREAM_PATH, status, sent, body)
-        assert readers.answer(exchange) == expected_answer(seen), sent
+        assert traffic.answer(exchange) == expected_answer(seen), sent
         if status < 400:
-            read = readers.converse_stream(body)
+            read = wire_bedrock.converse_stream(body)
             assert read.error == seen.error, sent
             assert read.response.get("stopReason") == seen.stop_reason, sent
     return seen
@@ -172,7 +173,7 @@ def assert_agree_on_stream(status: int, headers: dict[str, str], body: bytes) ->
 def assert_agree_on_json(status: int, headers: dict[str, str], body: bytes) -> Read:
     for sent in (headers, {}):
         seen = boto3_converse(status, sent, body)
-        assert readers.answer(harness_exchange(JSON_PATH, status, sent, body)) == expected_answer(seen), sent
+        assert traffic.answer(harness_exchange(JSON_PATH, status, sent, body)) == expected_answer(seen), sent
     return seen
 
 
@@ -259,32 +260,32 @@ def test_converse_stream_is_read_as_botocore_reads_it(body, calls, error):
 
 
 def test_a_server_tools_call_and_result_are_kept_marked_in_the_tool_calls():
-    read = readers.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM))
+    read = traffic.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM))
     assert read is not None and read.tool_calls == [
         {"name": "nova_code_interpreter", "arguments": {"snippet": "1234 * 5678"}, "type": "server_tool_use",
          "result": {"type": "nova_code_interpreter_result", "status": "success", "content": INTERPRETER_OUTPUT}},
         {"name": "final_result", "arguments": {"result": 7006652.0}}]
     assert read.usage == {"input_tokens": 1002, "output_tokens": 59, "total_tokens": 1061}
-    assert readers.converse_stream(CODE_INTERPRETER_STREAM).response["stopReason"] == "tool_use"
+    assert wire_bedrock.converse_stream(CODE_INTERPRETER_STREAM).response["stopReason"] == "tool_use"
 
 
 def test_reasoning_is_not_the_answer_and_cache_tokens_are_input():
-    read = readers.answer(harness_exchange(STREAM_PATH, 200, EVENT_STREAM, REASONING_STREAM))
-    assert read == readers.Answer("1234 * 5678 = 7006652.", [],
+    read = traffic.answer(harness_exchange(STREAM_PATH, 200, EVENT_STREAM, REASONING_STREAM))
+    assert read == Answer("1234 * 5678 = 7006652.", [],
                                {"input_tokens": 4012, "output_tokens": 40, "total_tokens": 4052})
 
 
 def test_a_stream_ended_by_an_exception_is_an_error_answer():
     """What the program got before the exception is not an answer: botocore raised in its loop."""
-    assert readers.converse_stream(MODEL_STREAM_ERROR).response["output"]["message"]["content"] == [
+    assert wire_bedrock.converse_stream(MODEL_STREAM_ERROR).response["output"]["message"]["content"] == [
         {"text": "1234 * 5678 is"}]
-    assert readers.answer(harness_exchange(STREAM_PATH, 200, EVENT_STREAM, MODEL_STREAM_ERROR)) is None
+    assert traffic.answer(harness_exchange(STREAM_PATH, 200, EVENT_STREAM, MODEL_STREAM_ERROR)) is None
 
 
 def test_a_body_that_is_not_an_event_stream_is_no_answer():
     body = json.dumps({"output": {"message": {"role": "assistant", "content": [{"text": "x" * 40}]}}}).encode()
-    assert readers.converse_stream(body).error[0] == "unreadable"
-    assert readers.answer(harness_exchange(STREAM_PATH, 200, {}, body)) is None
+    assert wire_bedrock.converse_stream(body).error[0] == "unreadable"
+    assert traffic.answer(harness_exchange(STREAM_PATH, 200, {}, body)) is None
 
 
 # the same code interpreter round as a Converse JSON answer
@@ -303,10 +304,10 @@ def test_converse_json_is_read_as_botocore_reads_it():
 
 
 def test_the_stream_gathers_into_the_message_botocore_parses_from_the_json_answer():
-    gathered = readers.converse_stream(CODE_INTERPRETER_STREAM).response
+    gathered = wire_bedrock.converse_stream(CODE_INTERPRETER_STREAM).response
     assert gathered["output"]["message"]["content"] == boto3_converse(200, JSON, CODE_INTERPRETER_JSON).content
-    assert readers.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM)) == \
-        readers.answer(harness_exchange(JSON_PATH, 200, {}, CODE_INTERPRETER_JSON))
+    assert traffic.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM)) == \
+        traffic.answer(harness_exchange(JSON_PATH, 200, {}, CODE_INTERPRETER_JSON))
 
 
 @pytest.mark.parametrize("path", [STREAM_PATH, JSON_PATH])
@@ -363,7 +364,7 @@ def test_a_headerless_converse_stream_recording_replays_and_is_read(tmp_path):
     with recorder.use("test") as replay:
         events = list(client.converse_stream(modelId=MODEL_ID, messages=[QUESTION])["stream"])
     assert events[-2] == {"messageStop": {"stopReason": "tool_use"}}
-    seen = readers.observe(replay.exchanges, [0])
+    seen = traffic.fields_of(replay.exchanges, [0])
     assert seen["apis"] == ["bedrock-converse-stream"]
     assert [call["name"] for call in seen["tool_calls"]["calls"]] == ["nova_code_interpreter", "final_result"]
     assert seen["usage"] == {"input_tokens": 1002, "output_tokens": 59, "total_tokens": 1061}
@@ -397,7 +398,7 @@ def test_real_recordings_are_read_as_botocore_reads_them(interaction):
 # --- the golden's tool calls ----------------------------------------------------------------------
 
 def test_a_golden_holds_a_server_tools_call_with_its_type_and_result():
-    calls = readers.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM)).tool_calls
+    calls = traffic.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM)).tool_calls
     golden = ToolCallsExpect.model_validate(yaml.safe_load(yaml.safe_dump({"calls": calls})))
     assert check_tool_calls(golden, calls)
     dropped = [call for call in calls if call.get("type") != "server_tool_use"]
@@ -419,10 +420,10 @@ def test_without_botocore_a_converse_stream_answer_names_what_to_install(monkeyp
     from rag_core.errors import MissingExtraError
 
     monkeypatch.setitem(sys.modules, "botocore.session", None)  # what a missing package looks like to import
-    readers._botocore_reader.cache_clear()
+    wire_bedrock._botocore_reader.cache_clear()
     try:
         with pytest.raises(MissingExtraError, match=r"Reading Bedrock ConverseStream answers .* needs the 'botocore' "
                                                     r"package.*pip install 'rag-core\[frameworks\]'"):
-            readers.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM))
+            traffic.answer(harness_exchange(STREAM_PATH, 200, {}, CODE_INTERPRETER_STREAM))
     finally:
-        readers._botocore_reader.cache_clear()
+        wire_bedrock._botocore_reader.cache_clear()

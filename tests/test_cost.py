@@ -10,7 +10,7 @@ import pytest
 from rag_core.evals.wire import cost
 from rag_core.evals.wire.cost import Price, described, price_of
 from rag_core.evals.golden.live_runs import LiveResult, LiveRun
-from rag_core.evals.wire.readers import Exchange
+from rag_core.evals.wire.exchange import Exchange
 from rag_core.evals.runs.schema import CaseEntry, Cost, LiveSummary
 
 genai_prices = pytest.importorskip("genai_prices")

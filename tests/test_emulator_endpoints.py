@@ -11,7 +11,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from rag_core.evals.emulator import cohere_api, openai_embeddings
+from rag_core.evals.emulator import cohere as cohere_api, openai_embeddings
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
 from rag_core.evals.emulator.server import EmulatorServer
 from rag_core import Document

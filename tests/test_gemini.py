@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("google.genai")
 
 from rag_core.evals.emulator.server import EmulatorServer  # noqa: E402
-from rag_core.evals.wire.sdk_types import validate_gemini_body  # noqa: E402
+from rag_core.evals.wire.gemini import validate_body as validate_gemini_body  # noqa: E402
 from rag_core import Agent  # noqa: E402
 from rag_core.embedder import GeminiEmbedder  # noqa: E402
 from rag_core.errors import ModelProviderError  # noqa: E402

@@ -124,10 +124,10 @@ GUARDED_BY_CALLER: dict[tuple[str, str], str] = {
     ("rag_core/evals/retrieval/plots.py", "matplotlib"):
         "report.py imports plots only once it found matplotlib (without it the report says the figure was not drawn)",
     ("rag_core/evals/wire/cost.py", "genai_prices"): "prices are read only once cost.available() found genai-prices",
-    ("rag_core/evals/wire/sdk_types.py", "openai"): "checks a body against the SDK's own types, where that SDK is",
-    ("rag_core/evals/wire/sdk_types.py", "google"): "checks a body against the SDK's own types, where that SDK is",
-    ("rag_core/evals/wire/sdk_types.py", "anthropic"): "checks a body against the SDK's own types, where that SDK is",
-    ("rag_core/evals/wire/sdk_types.py", "botocore"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/openai.py", "openai"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/gemini.py", "google"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/anthropic.py", "anthropic"): "checks a body against the SDK's own types, where that SDK is",
+    ("rag_core/evals/wire/bedrock.py", "botocore"): "checks a body against the SDK's own types, where that SDK is",
 }
 # not guarded yet: named here so that nothing else joins them unseen
 KNOWN_GAPS: dict[tuple[str, str], str] = {

@@ -194,7 +194,7 @@ def test_reasoning_items_go_back_before_the_calls_they_preceded_with_item_ids():
     the reasoning item (id and encrypted content) right before its function_call, whose item id is sent."""
     from rag_core.messages import Message
     from rag_core.models.openai_responses import REASONING_ITEMS
-    from rag_core.evals.wire.sdk_types import validate_responses_body
+    from rag_core.evals.wire.openai import validate_responses_body
 
     name = "openai/responses_stream_reasoning_tool_call_gpt-5.yaml"
     model = OpenAIResponses(id="gpt-5", api_key="sk-test", max_retries=0, store=False,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 
 from rag_core.evals.credentials import detector
@@ -67,3 +69,25 @@ def test_gemini_reads_the_key_the_sdk_prefers(monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", "second")
     monkeypatch.setenv("GOOGLE_API_KEY", "first")
     assert by_name("gemini").key_from_environment() == "first"
+
+
+def test_every_api_of_the_providers_table_has_its_pieces():
+    """A provider is four modules keyed by its APIs' names: ``providers/<name>.py`` (routes and
+    keys), the core's model adapters it names, ``evals/wire/<family>.py`` (how its traffic reads)
+    and ``evals/emulator/<family>.py`` (how the emulator answers its model calls). Every table the
+    harness reads derives from ``PROVIDERS``: no API may lack its piece, and none may be read or
+    answered that no provider routes."""
+    from rag_core.evals.emulator.dialects import dialects
+    from rag_core.evals.golden.case import ModelSpec
+    from rag_core.evals.wire.traffic import readings
+    from rag_core.providers import ADAPTED_APIS, CHAT_APIS, PROVIDERS, adapter_of
+    from rag_core.models.base import Model
+
+    routed = {api for provider in PROVIDERS for api in provider.apis}
+    assert set(readings()) == routed
+    assert set(dialects()) == set(CHAT_APIS)
+    assert all(readings()[api].call is not None for api in CHAT_APIS)
+    assert all(issubclass(adapter_of(api), Model) for api in ADAPTED_APIS)
+    assert typing.get_args(ModelSpec.model_fields["api"].annotation) == ADAPTED_APIS
+    for provider in PROVIDERS:
+        assert set(provider.model_apis) <= set(provider.apis) and set(provider.adapters) <= set(provider.model_apis)

@@ -201,7 +201,7 @@ def test_normalizing_copies_only_what_a_rule_changes_and_gives_what_a_deep_copy_
     only the containers on the way to a change are copied now. Same result, the input untouched."""
     import copy
 
-    from rag_core.evals.golden import observe
+    from rag_core.evals.golden import normalizing as observe
     from rag_core.evals.golden.case import NormalizeRule
 
     def reference(node, steps, placeholder):  # in place, on a deep copy: what normalize did

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rag_core.evals.wire.sdk_types import validate_chat_body, validate_responses_body
+from rag_core.evals.wire.openai import validate_chat_body, validate_responses_body
 from rag_core import Agent
 from rag_core.messages import Message, ToolCall
 from rag_core.models import OpenAIChat, OpenAIResponses

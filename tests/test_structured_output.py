@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from rag_core import Agent
 from rag_core.evals.emulator.server import EmulatorServer
-from rag_core.evals.wire.sdk_types import validate_request
+from rag_core.evals.wire.traffic import validate_request
 from rag_core.models import Gemini, OpenAIChat, OpenAIResponses
 from rag_core.errors import StructuredOutputError
 

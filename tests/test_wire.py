@@ -1,4 +1,4 @@
-"""Golden fields read from provider traffic alone (rag_core/evals/wire/readers.py): on real
+"""Golden fields read from provider traffic alone (rag_core/evals/wire/: traffic.py and a module per API family): on real
 recordings made by other projects, and on every golden case of this project, where the wire
 must agree with the agent's own account."""
 
@@ -13,12 +13,17 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from rag_core.evals.wire import readers
+from rag_core.evals.wire import parts, traffic
+from rag_core.evals.wire.exchange import Exchange
+from rag_core.providers import api_of
 from rag_core.evals.golden.case import case_files, load_expect, parse_case_file
 from rag_core.evals.recording.recorder import _json
 from rag_core.evals.golden.runner import Settings, run_case
 
 from tests.recordings import interactions
+
+# a path of each API the request-side readings below are given bodies of
+RESPONSES, CHAT, GEMINI, MESSAGES = "/v1/responses", "/v1/chat/completions", "/v1beta/models/gemini-2.5-flash:generateContent", "/v1/messages"
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDENS = ROOT / "fixtures" / "goldens"
@@ -35,14 +40,14 @@ def _body_text(response: dict) -> str:
     return body
 
 
-def _exchanges(name: str) -> list[readers.Exchange]:
+def _exchanges(name: str) -> list[Exchange]:
     found = []
     for interaction in interactions(name):
         request, response = interaction["request"], interaction["response"]
         headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
         body = _body_text(response)
         stream = "event-stream" in str(headers.get("content-type", ""))
-        found.append(readers.Exchange(request["method"], urlparse(request["uri"]).path, _json(request["body"]),
+        found.append(Exchange(request["method"], urlparse(request["uri"]).path, _json(request["body"]),
                                    response["status"]["code"], body if stream else _json(body)))
     return found
 
@@ -73,11 +78,11 @@ def _sse(events: list, *, named: bool = False, done: bool = False) -> str:
     ("POST", "/v1/files", None),
 ])
 def test_the_api_is_named_from_method_and_path(method, path, api):
-    assert readers.api_of(method, path) == api
+    assert api_of(method, path) == api
 
 
 def test_real_responses_tool_round_trip():
-    seen = readers.observe(_exchanges("openai/responses_tool_call_roundtrip_nonstream_gpt-4o.yaml"), [0])
+    seen = traffic.fields_of(_exchanges("openai/responses_tool_call_roundtrip_nonstream_gpt-4o.yaml"), [0])
     assert seen["apis"] == ["openai-responses", "openai-responses"]
     assert seen["user_messages"] == ["What is the capital of PotatoLand?"]
     assert [t["name"] for t in seen["tools"]] == ["get_capital"]
@@ -88,7 +93,7 @@ def test_real_responses_tool_round_trip():
 
 
 def test_real_chat_stream_is_assembled_from_its_deltas():
-    seen = readers.observe(_exchanges("openai/chat_stream_tool_call_include_usage_roundtrip_gpt-4o-mini.yaml"), [0])
+    seen = traffic.fields_of(_exchanges("openai/chat_stream_tool_call_include_usage_roundtrip_gpt-4o-mini.yaml"), [0])
     assert seen["tool_calls"] == {"calls": [{"name": "get_capital", "arguments": {"country": "UK"}}]}
     assert seen["final_text"] == "The capital of the UK is London."
     assert seen["tools"] == [{"name": "get_capital", "description": "", "parameters": {
@@ -98,13 +103,13 @@ def test_real_chat_stream_is_assembled_from_its_deltas():
 
 
 def test_real_responses_stream_reads_the_completed_event():
-    seen = readers.observe(_exchanges("openai/responses_stream_reasoning_tool_call_gpt-5.yaml"), [0])
+    seen = traffic.fields_of(_exchanges("openai/responses_stream_reasoning_tool_call_gpt-5.yaml"), [0])
     assert seen["tool_calls"] == {"calls": [{"name": "final_result", "arguments": {"result": 6666}}]}
     assert seen["final_text"] is None  # the answer is a tool call; reasoning is not text
 
 
 def test_real_gemini_round_trip_skips_the_function_response_turn():
-    seen = readers.observe(_exchanges("gemini/gemini_generatecontent_function_call_roundtrip_2.0-flash.yaml"), [0])
+    seen = traffic.fields_of(_exchanges("gemini/gemini_generatecontent_function_call_roundtrip_2.0-flash.yaml"), [0])
     # the second request's last "user" content is a functionResponse, not what the user said
     assert seen["user_messages"] == ["What is the largest city in the user country?"]
     assert [t["name"] for t in seen["tools"]] == ["get_user_country", "final_result"]
@@ -124,29 +129,30 @@ def test_gemini_schema_types_read_as_json_schema_types():
         return {"contents": [], "tools": [{"functionDeclarations": [{"name": "search", "description": "d", field: schema}]}]}
 
     expected = declared("parameters_json_schema", str)["tools"][0]["functionDeclarations"][0]["parameters_json_schema"]
-    assert readers.tools(declared("parameters", str.upper)) == readers.tools(declared("parameters_json_schema", str)) == [
+    assert traffic.tools(GEMINI, declared("parameters", str.upper)) == traffic.tools(GEMINI, declared("parameters_json_schema", str)) == [
         {"name": "search", "description": "d", "parameters": expected}]
 
 
 def test_real_cohere_chat_tool_call():
-    seen = readers.observe(_exchanges("cohere/cohere_v2_chat_tool_call_command-r.yaml"), [0])
+    seen = traffic.fields_of(_exchanges("cohere/cohere_v2_chat_tool_call_command-r.yaml"), [0])
     assert seen["apis"] == ["cohere-chat"]
     assert seen["tool_calls"] == {"calls": [{"name": "Person", "arguments": {"age": 27, "name": "Erick"}}]}
 
 
 def test_error_answers_and_non_chat_traffic_give_no_answer():
     for name in ("openai/embeddings_error_404_model_not_found.yaml", "cohere/cohere_v2_rerank_rerank-v3.5.yaml"):
-        seen = readers.observe(_exchanges(name), [0])
+        seen = traffic.fields_of(_exchanges(name), [0])
         assert seen["system_prompt"] is None and seen["tool_calls"] == {"calls": []} and seen["usage"] == {}
 
 
 def test_system_prompt_in_each_wire_shape():
-    assert readers.system_prompt({"instructions": "Be brief.", "input": "hi"}) == "Be brief."
-    assert readers.system_prompt({"input": [{"role": "developer", "content": [{"type": "input_text", "text": "A"}]},
-                                         {"role": "user", "content": "hi"}]}) == "A"
-    assert readers.system_prompt({"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "u"}]}) == "S"
-    assert readers.system_prompt({"contents": [], "systemInstruction": {"parts": [{"text": "G"}]}}) == "G"
-    assert readers.system_prompt({"messages": [{"role": "user", "content": "u"}]}) is None
+    assert traffic.system_prompt(RESPONSES, {"instructions": "Be brief.", "input": "hi"}) == "Be brief."
+    assert traffic.system_prompt(RESPONSES, {"input": [{"role": "developer", "content": [{"type": "input_text", "text": "A"}]},
+                                                       {"role": "user", "content": "hi"}]}) == "A"
+    assert traffic.system_prompt(CHAT, {"messages": [{"role": "system", "content": "S"},
+                                                     {"role": "user", "content": "u"}]}) == "S"
+    assert traffic.system_prompt(GEMINI, {"contents": [], "systemInstruction": {"parts": [{"text": "G"}]}}) == "G"
+    assert traffic.system_prompt(CHAT, {"messages": [{"role": "user", "content": "u"}]}) is None
 
 
 def _agent_cases():
@@ -166,7 +172,7 @@ def test_every_golden_case_reads_the_same_from_the_wire(case, monkeypatch):
     seen = result.wire
     assert seen["system_prompt"] == golden.system_prompt
     assert seen["user_messages"] == golden.user_messages
-    assert seen["tools"] == [readers.neutral_tool(t) for t in golden.tools]
+    assert seen["tools"] == [parts.neutral_tool(t) for t in golden.tools]
     assert seen["tool_calls"]["calls"] == [c.as_read() for c in golden.tool_calls.calls]
 
 
@@ -191,7 +197,7 @@ def test_an_adapter_sending_what_the_agent_does_not_know_fails_the_case(tmp_path
 def test_ignore_removes_every_item_a_star_reaches_in_long_lists():
     """Removal runs from the last index down; in string order "10" would come before "9" and a
     removal would shift the item the next one meant."""
-    from rag_core.evals.golden.observe import without
+    from rag_core.evals.golden.normalizing import without
 
     data = {"requests": [{"n": i, "keep": i} for i in range(12)]}
     assert without(data, ["requests[*].n"]) == {"requests": [{"keep": i} for i in range(12)]}
@@ -200,23 +206,21 @@ def test_ignore_removes_every_item_a_star_reaches_in_long_lists():
 
 
 def test_tool_outputs_are_read_from_each_apis_request_shape():
-    from rag_core.evals.wire.readers import tool_outputs
-
     responses = {"input": [{"role": "user", "content": "q"}, {"type": "function_call", "call_id": "c", "name": "f"},
                            {"type": "function_call_output", "call_id": "c", "output": "doc A"}]}
     chat = {"messages": [{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c", "content": "doc A"},
                          {"role": "tool", "tool_call_id": "d", "content": [{"type": "text", "text": "doc B"}]}]}
     gemini = {"contents": [{"role": "user", "parts": [{"text": "q"}]},
                            {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"result": "doc A"}}}]}]}
-    assert tool_outputs(responses) == ["doc A"]
-    assert tool_outputs(chat) == ["doc A", "doc B"]
-    assert tool_outputs(gemini) == ['{"result": "doc A"}']
-    assert tool_outputs({"input": "just text"}) == []
+    assert traffic.tool_outputs(RESPONSES, responses) == ["doc A"]
+    assert traffic.tool_outputs(CHAT, chat) == ["doc A", "doc B"]
+    assert traffic.tool_outputs(GEMINI, gemini) == ['{"result": "doc A"}']
+    assert traffic.tool_outputs(RESPONSES, {"input": "just text"}) == []
 
 
 def test_ignore_selects_items_by_field_or_from_an_index_and_cuts_patterns_out_of_strings():
     from rag_core.evals.golden.case import IgnoreRule, NormalizeRule
-    from rag_core.evals.golden.observe import normalize, without
+    from rag_core.evals.golden.normalizing import normalize, without
 
     tools = [{"name": "think", "x": 1}, {"name": "search", "x": 2}, {"name": "analyze", "x": 3}, {"name": "think", "x": 4}]
     data = {"tools": tools, "prompt": "Plan.\n<reasoning>\nours\n</reasoning>\nAnswer."}
@@ -254,7 +258,7 @@ def test_a_path_is_shown_relative_to_the_working_directory_of_the_moment(tmp_pat
     assert shown(case) == str(case)  # outside the working directory: absolute
 
 
-# --- defects found in the wire readers: each test shows one ---------------------------------------
+# --- defects found in the wire readings: each test shows one ---------------------------------------
 
 def _gemini_response(usage: dict, parts: list | None = None) -> dict:
     """A generateContent answer built with google-genai's own types, as the API spells it (camelCase)."""
@@ -275,13 +279,13 @@ def test_gemini_usage_counts_thoughts_as_output_and_tool_use_prompts_as_input():
     thinking = _gemini_response({"prompt_token_count": 136, "candidates_token_count": 16, "thoughts_token_count": 76,
                                  "total_token_count": 228})
     assert thinking["usageMetadata"]["thoughtsTokenCount"] == 76  # the wire spelling
-    exchange = readers.Exchange("POST", "/v1beta/models/gemini-2.5-flash:generateContent", {"contents": []}, 200, thinking)
-    assert readers.answer(exchange).usage == {"input_tokens": 136, "output_tokens": 92, "total_tokens": 228}
+    exchange = Exchange("POST", "/v1beta/models/gemini-2.5-flash:generateContent", {"contents": []}, 200, thinking)
+    assert traffic.answer(exchange).usage == {"input_tokens": 136, "output_tokens": 92, "total_tokens": 228}
 
     searched = _gemini_response({"prompt_token_count": 100, "tool_use_prompt_token_count": 40,
                                  "candidates_token_count": 10, "thoughts_token_count": 5, "total_token_count": 155})
-    exchange = readers.Exchange("POST", "/v1beta/models/gemini-2.5-flash:generateContent", {"contents": []}, 200, searched)
-    usage = readers.answer(exchange).usage
+    exchange = Exchange("POST", "/v1beta/models/gemini-2.5-flash:generateContent", {"contents": []}, 200, searched)
+    usage = traffic.answer(exchange).usage
     assert usage == {"input_tokens": 140, "output_tokens": 15, "total_tokens": 155}
     assert usage["input_tokens"] + usage["output_tokens"] == usage["total_tokens"]
 
@@ -293,7 +297,7 @@ def test_gemini_built_in_tools_are_kept_under_their_type():
     and the REST API's snake_case spelling reads the same. Bodies built with google-genai's types."""
     from google.genai import types
 
-    from rag_core.evals.wire.sdk_types import validate_gemini_body
+    from rag_core.evals.wire.gemini import validate_body as validate_gemini_body
 
     declaration = types.FunctionDeclaration(name="lookup", description="d", parameters_json_schema={"type": "object"})
     sent = [types.Tool(function_declarations=[declaration]), types.Tool(code_execution=types.ToolCodeExecution()),
@@ -303,14 +307,14 @@ def test_gemini_built_in_tools_are_kept_under_their_type():
     validate_gemini_body(body)
     expected = [{"name": "lookup", "description": "d", "parameters": {"type": "object"}}, {"type": "codeExecution"},
                 {"type": "googleSearch"}, {"type": "urlContext"}, {"type": "fileSearch"}]
-    assert readers.tools(body) == expected
+    assert traffic.tools(GEMINI, body) == expected
 
     snake = {"contents": [], "tools": [t.model_dump(mode="json", exclude_none=True) for t in sent]}
     assert "google_search" in snake["tools"][2]
-    assert readers.tools(snake) == expected
+    assert traffic.tools(GEMINI, snake) == expected
     together = {"contents": [], "tools": [{"functionDeclarations": body["tools"][0]["functionDeclarations"],
                                            "googleSearch": {}}]}
-    assert readers.tools(together) == [expected[0], {"type": "googleSearch"}]
+    assert traffic.tools(GEMINI, together) == [expected[0], {"type": "googleSearch"}]
 
 
 def test_gemini_tools_sent_as_one_object_are_read():
@@ -319,7 +323,7 @@ def test_gemini_tools_sent_as_one_object_are_read():
     listed = {"contents": [], "tools": [{"functionDeclarations": [
         {"name": "lookup", "description": "d", "parameters": {"type": "OBJECT", "properties": {}}}]}]}
     single = {"contents": [], "tools": listed["tools"][0]}
-    assert readers.tools(single) == readers.tools(listed) == [
+    assert traffic.tools(GEMINI, single) == traffic.tools(GEMINI, listed) == [
         {"name": "lookup", "description": "d", "parameters": {"type": "object", "properties": {}}}]
 
 
@@ -330,7 +334,7 @@ def test_chat_deprecated_functions_are_read_as_tools_and_tool_calls():
     dumped from ``ChatCompletion`` / ``ChatCompletionChunk``)."""
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-    from rag_core.evals.wire.sdk_types import validate_chat_body
+    from rag_core.evals.wire.openai import validate_chat_body
 
     function = {"name": "lookup_recipe", "description": "Find a recipe.",
                 "parameters": {"type": "object", "properties": {"dish": {"type": "string"}}, "required": ["dish"]}}
@@ -354,13 +358,13 @@ def test_chat_deprecated_functions_are_read_as_tools_and_tool_calls():
         for delta in ({"role": "assistant", "function_call": {"name": "lookup_recipe", "arguments": ""}},
                       {"function_call": {"arguments": '{"dish":'}}, {"function_call": {"arguments": '"pad thai"}'}})]
     path = "/v1/chat/completions"
-    seen = readers.observe([readers.Exchange("POST", path, first, 200, called),
-                         readers.Exchange("POST", path, second, 200, _sse(chunks, done=True))], [0])
+    seen = traffic.fields_of([Exchange("POST", path, first, 200, called),
+                         Exchange("POST", path, second, 200, _sse(chunks, done=True))], [0])
     assert seen["tools"] == [function]
     assert seen["tool_calls"] == {"calls": [{"name": "lookup_recipe", "arguments": {"dish": "pad thai"}}] * 2}
     assert seen["tool_outputs"] == ["Soak rice noodles."]
     assert seen["usage"] == {"input_tokens": 50, "output_tokens": 10, "total_tokens": 60}
-    assert readers.prompt_prefix(first)["tools"] == [function]
+    assert traffic.prompt_prefix(path, first)["tools"] == [function]
 
 
 def _cohere_client(answer: str, content_type: str, sent: list):
@@ -424,8 +428,8 @@ def test_cohere_chat_streams_are_assembled():
         assert isinstance(end, MessageEndV2ChatStreamResponse) and end.delta.usage.tokens.output_tokens is not None
         sdk_text = "".join(p.delta.message.content.text or "" for p in parsed
                            if isinstance(p, ContentDeltaV2ChatStreamResponse))
-        exchange = readers.Exchange("POST", "/v2/chat", sent[0], 200, stream)
-        got = readers.answer(exchange)
+        exchange = Exchange("POST", "/v2/chat", sent[0], 200, stream)
+        got = traffic.answer(exchange)
         assert got is not None
         calls, text, usage = expected
         assert (got.tool_calls, got.text, got.usage) == (calls, text, usage)
@@ -454,11 +458,11 @@ def test_cohere_document_tool_results_are_tool_outputs():
     ])
     body = sent[0]
     assert body["messages"][2]["content"] == [{"type": "document", "document": {"data": recipe, "id": "doc-1"}}]
-    assert readers.tool_outputs(body) == [json.dumps(recipe, ensure_ascii=False)]
+    assert traffic.tool_outputs("/v2/chat", body) == [json.dumps(recipe, ensure_ascii=False)]
     mixed = {"messages": [{"role": "tool", "tool_call_id": "c1", "content": [
         {"type": "text", "text": "Two recipes:"}, {"type": "document", "document": {"data": recipe}},
         {"type": "document", "document": {"data": {"title": "Tom kha gai"}}}]}]}
-    assert readers.tool_outputs(mixed) == ["Two recipes:", json.dumps(recipe), '{"title": "Tom kha gai"}']
+    assert traffic.tool_outputs("/v2/chat", mixed) == ["Two recipes:", json.dumps(recipe), '{"title": "Tom kha gai"}']
 
 
 def test_responses_function_call_output_as_a_list_of_parts_reads_its_text():
@@ -466,7 +470,7 @@ def test_responses_function_call_output_as_a_list_of_parts_reads_its_text():
     (text, images, files): its text parts are read, as Chat's list content is, and an image's
     base64 data is not dumped into the tool outputs. Body validated against the openai SDK's
     ``ResponseCreateParams``."""
-    from rag_core.evals.wire.sdk_types import validate_responses_body
+    from rag_core.evals.wire.openai import validate_responses_body
 
     image = "data:image/png;base64," + "iVBORw0KGgo" * 20
     body = {"model": "gpt-5", "input": [
@@ -478,7 +482,7 @@ def test_responses_function_call_output_as_a_list_of_parts_reads_its_text():
         {"type": "function_call", "call_id": "c2", "name": "photo", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_image", "image_url": image}]}]}
     validate_responses_body(body)
-    assert readers.tool_outputs(body) == ["Pad thai. Tom kha gai."]
+    assert traffic.tool_outputs(RESPONSES, body) == ["Pad thai. Tom kha gai."]
 
 
 def test_gemini_streams_are_named_apart_from_generate_content():
@@ -489,21 +493,21 @@ def test_gemini_streams_are_named_apart_from_generate_content():
                                parts=[{"text": " It is."}])]
     request = {"contents": [{"role": "user", "parts": [{"text": "Capital of France?"}]}]}
     base = "/v1beta/models/gemini-2.5-flash"
-    seen = readers.observe([readers.Exchange("POST", f"{base}:streamGenerateContent", request, 200, _sse(chunks)),
-                         readers.Exchange("POST", f"{base}:streamGenerateContent", request, 200, chunks),
-                         readers.Exchange("POST", f"{base}:generateContent", request, 200, chunks[0])], [0, 1, 2])
+    seen = traffic.fields_of([Exchange("POST", f"{base}:streamGenerateContent", request, 200, _sse(chunks)),
+                         Exchange("POST", f"{base}:streamGenerateContent", request, 200, chunks),
+                         Exchange("POST", f"{base}:generateContent", request, 200, chunks[0])], [0, 1, 2])
     assert seen["apis"] == ["gemini-stream", "gemini-stream", "gemini"]
     assert seen["user_messages"] == ["Capital of France?"] * 3
     assert seen["final_text"] == "Paris."
     assert seen["usage"] == {"input_tokens": 15, "output_tokens": 5, "total_tokens": 20}
-    assert readers.answer(readers.Exchange("POST", f"{base}:streamGenerateContent", request, 200, _sse(chunks))).text == (
+    assert traffic.answer(Exchange("POST", f"{base}:streamGenerateContent", request, 200, _sse(chunks))).text == (
         "Paris. It is.")
 
 
 # --- Anthropic's Messages API ------------------------------------------------------------------
 
 def test_real_anthropic_stream_tool_round_trip():
-    seen = readers.observe(_exchanges("anthropic/llm_anthropic_test_tools.yaml"), [0])
+    seen = traffic.fields_of(_exchanges("anthropic/llm_anthropic_test_tools.yaml"), [0])
     assert seen["apis"] == ["anthropic-messages", "anthropic-messages"]
     assert seen["system_prompt"] is None
     assert seen["user_messages"] == ["Two names for a pet pelican"]
@@ -517,7 +521,7 @@ def test_real_anthropic_stream_tool_round_trip():
 
 
 def test_real_anthropic_stream_with_thinking_reads_no_thinking_as_text():
-    seen = readers.observe(_exchanges(
+    seen = traffic.fields_of(_exchanges(
         "anthropic/llm_anthropic_test_fixed_version_tool_chain_with_thinking_display_regression.yaml"), [0])
     assert seen["tool_calls"] == {"calls": [{"name": "fixed_version", "arguments": {}}]}
     assert seen["tools"] == [{"name": "fixed_version", "description": "Return a fixed test version string",
@@ -528,13 +532,13 @@ def test_real_anthropic_stream_with_thinking_reads_no_thinking_as_text():
     # output_tokens (92) already holds the 53 thinking tokens
     assert seen["usage"] == {"input_tokens": 598 + 707, "output_tokens": 92 + 89, "total_tokens": 598 + 707 + 92 + 89}
 
-    adaptive = readers.observe(_exchanges("anthropic/llm_anthropic_test_opus_46_adaptive_thinking.yaml"), [0])
+    adaptive = traffic.fields_of(_exchanges("anthropic/llm_anthropic_test_opus_46_adaptive_thinking.yaml"), [0])
     # text, thinking, text: the text blocks joined, as the SDK's get_final_text() joins them
     assert adaptive["final_text"] == "\n\n1. **Captain Scoop**\n2. **Gullet**"
 
 
 def test_real_anthropic_web_search_is_a_server_tool():
-    seen = readers.observe(_exchanges("anthropic/llm_anthropic_test_web_search.yaml"), [0])
+    seen = traffic.fields_of(_exchanges("anthropic/llm_anthropic_test_web_search.yaml"), [0])
     assert seen["tools"] == [{"type": "web_search_20250305"}]
     assert seen["tool_calls"] == {"calls": []}  # server_tool_use ran at Anthropic: no call for the caller to run
     assert "San Francisco" in seen["final_text"]
@@ -543,13 +547,13 @@ def test_real_anthropic_web_search_is_a_server_tool():
 
 
 def test_real_anthropic_structured_output_prefill_and_turns():
-    schema = readers.observe(_exchanges("anthropic/llm_anthropic_test_opus_46_schema.yaml"), [0])
+    schema = traffic.fields_of(_exchanges("anthropic/llm_anthropic_test_opus_46_schema.yaml"), [0])
     assert set(json.loads(schema["final_text"])) == {"name", "age", "bio"}
     assert schema["usage"] == {"input_tokens": 231, "output_tokens": 118, "total_tokens": 349}
-    prefill = readers.observe(_exchanges("anthropic/llm_anthropic_test_prompt_with_prefill_and_stop_sequences.yaml"), [0])
+    prefill = traffic.fields_of(_exchanges("anthropic/llm_anthropic_test_prompt_with_prefill_and_stop_sequences.yaml"), [0])
     assert prefill["user_messages"] == ["Very short function describing a pelican"]  # not the assistant's prefill
     assert prefill["final_text"].startswith("\ndef pelican():")
-    turns = readers.observe(_exchanges("anthropic/llm_anthropic_test_async_prompt.yaml"), [0, 1])
+    turns = traffic.fields_of(_exchanges("anthropic/llm_anthropic_test_async_prompt.yaml"), [0, 1])
     assert turns["user_messages"] == ["Two names for a pet pelican, be brief", "in french"]
     assert turns["final_text"] == "- Capitaine\n- Bec (beak)"
 
@@ -593,7 +597,7 @@ def test_anthropic_json_answer_system_blocks_and_cache_usage():
         lambda _: httpx2.Response(200, json=body))))
     assert client.messages.create(**request) == message
 
-    seen = readers.observe([readers.Exchange("POST", "/v1/messages", request, 200, body)], [0])
+    seen = traffic.fields_of([Exchange("POST", "/v1/messages", request, 200, body)], [0])
     assert seen["system_prompt"] == "You answer from the cookbook. Be brief."
     assert seen["user_messages"] == ["And quickly please."]
     assert seen["tools"] == [{"name": "lookup_recipe", "description": "Find a recipe.", "parameters": schema},
@@ -602,8 +606,8 @@ def test_anthropic_json_answer_system_blocks_and_cache_usage():
     assert seen["tool_calls"] == {"calls": [{"name": "rate", "arguments": {"stars": 5}}]}
     assert seen["final_text"] == "Checking. "
     assert seen["usage"] == {"input_tokens": 1110, "output_tokens": 50, "total_tokens": 1160}
-    assert readers.system_prompt(dict(request, system="Plain.")) == "Plain."
-    assert readers.prompt_prefix(request) == {"system": request["system"], "tools": request["tools"]}
+    assert traffic.system_prompt(MESSAGES, dict(request, system="Plain.")) == "Plain."
+    assert traffic.prompt_prefix(MESSAGES, request) == {"system": request["system"], "tools": request["tools"]}
 
 
 def test_anthropic_stream_assembles_tool_input_from_partial_json():
@@ -638,7 +642,7 @@ def test_anthropic_stream_assembles_tool_input_from_partial_json():
     ask = [{"role": "user", "content": "x"}]
     with client.messages.stream(model="claude-haiku-4-5", max_tokens=64, messages=ask) as s:
         final = s.get_final_message()
-    got = readers.answer(readers.Exchange("POST", "/v1/messages", {"messages": []}, 200, stream))
+    got = traffic.answer(Exchange("POST", "/v1/messages", {"messages": []}, 200, stream))
     sdk_calls = [{"name": b.name, "arguments": b.input} for b in final.content if b.type == "tool_use"]
     assert got.tool_calls == sdk_calls == [{"name": "lookup_recipe", "arguments": {"dish": "pad thai"}}]
     assert got.text == "Looking it up."
@@ -693,8 +697,8 @@ def test_bedrock_converse_is_read_from_bodies_botocore_builds():
     for body in answers:
         validate.validate_parameters(body, output_shape)
     assert path == "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse"
-    seen = readers.observe([readers.Exchange("POST", path, first, 200, answers[0]),
-                         readers.Exchange("POST", path, second, 200, answers[1])], [0])
+    seen = traffic.fields_of([Exchange("POST", path, first, 200, answers[0]),
+                         Exchange("POST", path, second, 200, answers[1])], [0])
     assert seen["apis"] == ["bedrock-converse", "bedrock-converse"]
     assert seen["system_prompt"] == "You answer from the cookbook."
     assert seen["user_messages"] == ["How do I make pad thai?"]
@@ -703,14 +707,14 @@ def test_bedrock_converse_is_read_from_bodies_botocore_builds():
     assert seen["tool_outputs"] == ['Soak rice noodles.{"minutes": 20}']
     assert seen["final_text"] == "Soak the noodles, then fry."
     assert seen["usage"] == {"input_tokens": 4004 + 4030, "output_tokens": 28, "total_tokens": 4024 + 4038}
-    assert readers.prompt_prefix(second) == {"system": system, "tools": tools["tools"]}
+    assert traffic.prompt_prefix(path, second) == {"system": system, "tools": tools["tools"]}
     # ConverseStream's request reads the same, and its answer is read from AWS's binary event stream
     from rag_core.evals.emulator import bedrock
     from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn
 
     turn = ScriptedTurn(text="Let me look.", tool_calls=[{"name": "lookup_recipe", "arguments": {"dish": "pad thai"}}])
     _, _, frames, _ = bedrock.answer(turn, path + "-stream", first, DeterministicIds("wire"))
-    stream = readers.observe([readers.Exchange("POST", path + "-stream", first, 200, frames)], [0])
+    stream = traffic.fields_of([Exchange("POST", path + "-stream", first, 200, frames)], [0])
     assert stream["apis"] == ["bedrock-converse-stream"] and stream["tools"] == seen["tools"]
     assert stream["tool_calls"] == seen["tool_calls"] and stream["final_text"] == "Let me look."
     usage = stream["usage"]
@@ -729,7 +733,7 @@ def test_bedrock_server_tool_use_is_kept_in_the_tool_calls():
                         "content": output}},
         {"toolUse": {"toolUseId": "t2", "name": "final_result", "type": "tool_use", "input": {"result": 7006652.0}}}]}},
         "stopReason": "tool_use", "usage": {"inputTokens": 1002, "outputTokens": 59, "totalTokens": 1061}}
-    read = readers.answer(readers.Exchange("POST", "/model/us.amazon.nova-2-lite-v1%3A0/converse", {"messages": []}, 200,
+    read = traffic.answer(Exchange("POST", "/model/us.amazon.nova-2-lite-v1%3A0/converse", {"messages": []}, 200,
                                      response))
     assert read.tool_calls == [
         {"name": "nova_code_interpreter", "arguments": {"snippet": "1234 * 5678"}, "type": "server_tool_use",

@@ -1,4 +1,4 @@
-"""Every shared provider recording read twice: by the harness's wire readers (readers.py) and by the
+"""Every shared provider recording read twice: by the harness's wire readings (wire/traffic.py) and by the
 provider's own SDK (openai, google-genai, cohere, anthropic), field by field.
 
 Each recorded answer is served to the SDK's client through an in-memory transport, so the SDK
@@ -7,7 +7,7 @@ parses it as it parses a live answer: with its own response types, leniently as 
 see the recordings' INDEX.md), and streams through its own accumulation helpers
 (``responses.stream().get_final_response()``, ``chat.completions.stream().get_final_completion()``,
 ``messages.stream().get_final_message()`` / ``get_final_text()``). What the SDK makes of the
-answer text, the tool calls (name and arguments) and the token usage must be what readers.py reads.
+answer text, the tool calls (name and arguments) and the token usage must be what the wire readings read.
 Usage is compared in the harness's neutral terms, computed from the SDK's own fields: input
 counts every token given to the model (Gemini's tool-use prompt, Anthropic's cache writes and
 reads), output every token produced (Gemini's thoughts), total the provider's total or, where it
@@ -24,7 +24,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from rag_core.evals.wire import readers
+from rag_core.evals.wire import traffic
+from rag_core.evals.wire.exchange import Exchange
 
 from tests.recordings import RECORDINGS, interactions
 from tests.test_wire import COHERE_TEXT_STREAM, COHERE_TOOL_STREAM, _body_text, _exchanges, _sse
@@ -230,12 +231,12 @@ def test_the_sdk_reads_every_recording_as_the_wire_readers_do(name):
         request = json.loads(interaction["request"]["body"])
         path = urlparse(interaction["request"]["uri"]).path
         sdk = SDK_READERS[provider](path, request, response["status"]["code"], _body_text(response), content_type)
-        got = readers.answer(exchange)
+        got = traffic.answer(exchange)
         where = f"{name}, interaction {number}"
         if sdk is None:
-            assert got is None, f"{where}: not a chat answer, yet readers.py read one"
+            assert got is None, f"{where}: not a chat answer, yet the wire reading read one"
             continue
-        assert got is not None, f"{where}: the SDK read an answer, readers.py none"
+        assert got is not None, f"{where}: the SDK read an answer, the wire reading none"
         assert got.text == sdk.text, where
         assert got.tool_calls == sdk.tool_calls, where
         assert got.usage == sdk.usage, where
@@ -256,5 +257,5 @@ def test_the_cohere_sdk_reads_a_chat_stream_as_the_wire_readers_do(events):
     event types, and compared as the recordings are."""
     stream = _sse(events, named=True, done=True)
     sdk = _cohere("/v2/chat", {"model": "command-a-03-2025", "stream": True}, 200, stream, "text/event-stream")
-    got = readers.answer(readers.Exchange("POST", "/v2/chat", {"messages": []}, 200, stream))
+    got = traffic.answer(Exchange("POST", "/v2/chat", {"messages": []}, 200, stream))
     assert (got.text, got.tool_calls, got.usage) == (sdk.text, sdk.tool_calls, sdk.usage)

@@ -2,9 +2,11 @@
 variables hold its key and endpoint, the SDK clients the core builds, and its errors.
 
 The harness derives its tables from ``PROVIDERS`` (the dummy keys a case's environment gets, the
-API each recorded request is read as, the SDK versions a cassette names); adding a provider is
-one module here, plus its wire reader and emulator dialect in ``rag_core.evals``. Nothing here
-imports an SDK until a client is built.
+API each recorded request is read as, the SDK versions a cassette names, the model adapter a
+golden case may name); adding a provider is one module here (and its entry in ``PROVIDERS``), its
+model adapter in ``rag_core.models`` and, named by its ``family``, its wire reading
+(``rag_core/evals/wire/<family>.py``) and emulator dialect (``rag_core/evals/emulator/<family>.py``).
+Nothing here imports an SDK until a client is built.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from rag_core.providers.cohere import COHERE
 from rag_core.providers.gemini import GEMINI
 from rag_core.providers.openai import OPENAI
 
-__all__ = ["CHAT_APIS", "PROVIDERS", "Provider", "api_of", "by_name", "provider_of_api"]
+__all__ = ["ADAPTED_APIS", "CHAT_APIS", "PROVIDERS", "Provider", "adapter_of", "api_of", "by_name", "provider_of_api"]
 
 PROVIDERS: tuple[Provider, ...] = (OPENAI, AZURE_OPENAI, GEMINI, COHERE, ANTHROPIC, BEDROCK)
 # every API whose requests are model calls: what the emulator's script answers and the wire
 # reads as the conversation
 CHAT_APIS: tuple[str, ...] = tuple(dict.fromkeys(api for provider in PROVIDERS for api in provider.model_apis))
+# the model APIs the core has an adapter for (what a golden case's ``model.api`` may name), in order
+ADAPTED_APIS: tuple[str, ...] = tuple(dict.fromkeys(api for provider in PROVIDERS for api in provider.adapters))
 
 
 def by_name(name: str) -> Provider:
@@ -35,6 +39,14 @@ def api_of(method: str, path: str) -> str | None:
     if method.upper() != "POST":
         return None
     return next((api for api in (provider.route(path) for provider in PROVIDERS) if api is not None), None)
+
+
+def adapter_of(api: str) -> type:
+    """The core's model adapter class for ``api`` (imported now)."""
+    import importlib
+
+    module, _, name = next(provider.adapters[api] for provider in PROVIDERS if api in provider.adapters).partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def provider_of_api(api: str) -> Provider:

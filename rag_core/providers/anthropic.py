@@ -21,6 +21,7 @@ ANTHROPIC = Provider(
     name="anthropic", key_variables=("ANTHROPIC_API_KEY",),
     endpoint_variables=("ANTHROPIC_BASE_URL",), default_base_url="https://api.anthropic.com", route=route,
     model_apis=("anthropic-messages",), apis=("anthropic-messages",), sdk_packages=("anthropic",), credential_headers=("x-api-key", "authorization"),
+    adapters={"anthropic-messages": "rag_core.models.anthropic:Claude"},
 )
 
 # the status the API gives each error type (an error event inside a stream arrives on a 200 response)

@@ -12,7 +12,7 @@ AZURE_OPENAI = Provider(
     name="azure", key_variables=("AZURE_OPENAI_API_KEY",),
     endpoint_variables=("AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION"),
     default_base_url="https://<resource>.openai.azure.com/openai",  # no default: the resource is the user's
-    route=route,  # deployments' paths end as OpenAI's do
+    route=route, family="openai",  # deployments' paths end as OpenAI's do
     model_apis=("openai-chat", "openai-responses"),
     apis=("openai-chat", "openai-responses", "openai-embeddings"), sdk_packages=("openai",),
     credential_headers=("api-key", "authorization"),

@@ -28,6 +28,15 @@ class Provider:
     credential_headers: tuple[str, ...] = ()
     # what the harness sets when no key variable is set (default: the first one, a dummy key)
     dummy_environment: Mapping[str, str] = field(default_factory=dict)
+    # the module name its APIs' wire reading and emulator dialect have in rag_core.evals (wire/<family>.py,
+    # emulator/<family>.py): its own name, or the provider whose APIs it shares (Azure: openai's)
+    family: str = ""
+    # the core's model adapter of each model API it has one for, as "module:Class" (imported when used)
+    adapters: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.family:
+            object.__setattr__(self, "family", self.name)
 
     def key_from_environment(self) -> str | None:
         """The key the first set variable holds (in the SDK's order of preference), or None."""

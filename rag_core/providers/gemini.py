@@ -29,6 +29,7 @@ GEMINI = Provider(
     model_apis=("gemini", "gemini-stream"),
     apis=("gemini", "gemini-stream", "gemini-embeddings"), sdk_packages=("google-genai",),
     credential_headers=("x-goog-api-key",),
+    adapters={"gemini": "rag_core.models.gemini:Gemini"},
 )
 
 

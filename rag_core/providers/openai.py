@@ -32,6 +32,8 @@ OPENAI = Provider(
     model_apis=("openai-chat", "openai-responses"),
     apis=("openai-chat", "openai-responses", "openai-embeddings"), sdk_packages=("openai",),
     credential_headers=("authorization", "openai-organization", "openai-project"),
+    adapters={"openai-responses": "rag_core.models.openai_responses:OpenAIResponses",
+              "openai-chat": "rag_core.models.openai_chat:OpenAIChat"},
 )
 
 

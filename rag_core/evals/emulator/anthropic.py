@@ -15,6 +15,7 @@ from typing import Any
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn, estimate_tokens, text_pieces
 from rag_core.evals.emulator.tokens import MESSAGES_INPUT, input_tokens
+from rag_core.evals.emulator.dialects import SSE, Answer, json_answer
 
 # the error type the API names for each status
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -98,3 +99,16 @@ def count_tokens_json(request: dict[str, Any]) -> dict[str, Any]:
 def error_json(error: ScriptedError) -> dict[str, Any]:
     kind = error.type if error.type != "invalid_request_error" else ERROR_TYPES.get(error.status, error.type)
     return {"type": "error", "error": {"type": kind, "message": error.message}}
+
+
+def messages(turn: ScriptedTurn | ScriptedError, path: str, request: dict[str, Any], ids: DeterministicIds) -> Answer:
+    """The answer to one scripted Messages call: its error's own shape, a stream of events, or a Message."""
+    headers = {"request-id": ids.next("req", 32)}
+    if isinstance(turn, ScriptedError):
+        return json_answer(error_json(turn), headers, turn.status)
+    if request.get("stream"):
+        return 200, SSE, sse(message_events(turn, request, ids)).encode(), headers
+    return json_answer(message_json(turn, request, ids), headers)
+
+
+DIALECTS = {"anthropic-messages": messages}

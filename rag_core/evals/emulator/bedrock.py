@@ -139,3 +139,7 @@ def _frame(event_type: str, event: dict[str, Any]) -> bytes:
     """One event-stream message carrying ``event`` as its JSON payload."""
     headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
     return event_stream_message(headers, json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+# its errors and headers are its own: the whole reply is the dialect's
+DIALECTS = {"bedrock-converse": answer, "bedrock-converse-stream": answer}

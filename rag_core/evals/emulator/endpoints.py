@@ -21,10 +21,11 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
-from rag_core.evals.emulator import (anthropic, bedrock_runtime, cohere_api, gemini, model_listing, openai_embeddings,
+from rag_core.evals.emulator import (anthropic, bedrock_runtime, cohere, gemini, model_listing, openai_embeddings,
                                      openai_responses)
 from rag_core.evals.emulator.bedrock import Answer
 from rag_core.evals.emulator.script import DeterministicIds
+from rag_core.providers import api_of
 
 # what answers one endpoint: (path, request, request headers, ids) -> the reply
 Handler = Callable[[str, dict[str, Any], Mapping[str, str], DeterministicIds], Answer]
@@ -68,22 +69,32 @@ def _cohere(version: str, payload: Callable[..., dict[str, Any]]) -> Handler:
     return _openai_style(lambda request, ids: payload(request, ids, version))
 
 
+def _cohere_version(path: str) -> str:
+    return "1" if "/v1/" in path else "2"
+
+
+def _gemini_embeddings(path: str) -> Handler:
+    embed = gemini.batch_embed_json if path.endswith(":batchEmbedContents") else gemini.embed_json
+    return _openai_style(lambda request, ids: embed(request))
+
+
+# the answer to each API's non-model requests, by API name
+_BY_API: dict[str, Callable[[str], Handler]] = {
+    "openai-embeddings": lambda path: _openai_style(lambda request, ids: openai_embeddings.embeddings_json(request)),
+    "cohere-embed": lambda path: _cohere(_cohere_version(path), cohere.embed_json),
+    "cohere-rerank": lambda path: _cohere(_cohere_version(path), cohere.rerank_json),
+    "gemini-embeddings": _gemini_embeddings,
+}
+
+
 def _route(method: str, path: str) -> Handler | None:
     if method == "GET":
         return _models if path.endswith("/models") or "/models/" in path else None
     if method != "POST":
         return None
-    if path.endswith("/embeddings"):
-        return _openai_style(lambda request, ids: openai_embeddings.embeddings_json(request))
-    for version in ("1", "2"):
-        if path.endswith(f"/v{version}/embed"):
-            return _cohere(version, cohere_api.embed_json)
-        if path.endswith(f"/v{version}/rerank"):
-            return _cohere(version, cohere_api.rerank_json)
-    if path.endswith(":batchEmbedContents"):
-        return _openai_style(lambda request, ids: gemini.batch_embed_json(request))
-    if path.endswith(":embedContent"):
-        return _openai_style(lambda request, ids: gemini.embed_json(request))
+    api = api_of(method, path)
+    if api in _BY_API:  # the APIs a provider routes (rag_core.providers.api_of)
+        return _BY_API[api](path)
     if path.endswith(":countTokens"):
         return _openai_style(lambda request, ids: gemini.count_tokens_json(request))
     if path.endswith("/responses/input_tokens"):

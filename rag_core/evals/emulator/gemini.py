@@ -12,9 +12,10 @@ import hashlib
 import json
 from typing import Any
 
-from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens, text_pieces
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn, estimate_tokens, text_pieces
 from rag_core.evals.emulator.tokens import GEMINI_INPUT, input_tokens
 from rag_core.evals.emulator.vectors import embed
+from rag_core.evals.emulator.dialects import Answer, error_answer, json_answer, request_id
 
 
 def _signature(seed: str) -> str:
@@ -107,3 +108,17 @@ def embed_json(request: dict[str, Any]) -> dict[str, Any]:
 def batch_embed_json(request: dict[str, Any]) -> dict[str, Any]:
     """The body of a ``POST /v1beta/models/{model}:batchEmbedContents`` reply, one embedding per request."""
     return {"embeddings": [_embedding(item) for item in request.get("requests") or []]}
+
+
+def generate(turn: ScriptedTurn | ScriptedError, path: str, request: dict[str, Any], ids: DeterministicIds) -> Answer:
+    """The answer to one scripted ``generateContent`` (JSON) or ``streamGenerateContent`` (events) call."""
+    headers = request_id(ids)
+    if isinstance(turn, ScriptedError):
+        return error_answer(turn, headers)
+    model = path.rsplit("/", 1)[-1].split(":")[0]
+    if ":streamGenerateContent" in path:
+        return 200, "text/event-stream", sse(stream_chunks(turn, request, model, ids)).encode(), headers
+    return json_answer(generate_json(turn, request, model, ids), headers)
+
+
+DIALECTS = {"gemini": generate, "gemini-stream": generate}

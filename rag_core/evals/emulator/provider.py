@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from rag_core._optional import http_library
-from rag_core.evals.emulator import anthropic, bedrock, cohere_api, endpoints, gemini, openai_chat, openai_responses
+from rag_core.evals.emulator import endpoints
+from rag_core.evals.emulator.dialects import dialects
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedEndpoint, ScriptedError, ScriptedTurn
 from rag_core.providers import CHAT_APIS, api_of
 
@@ -89,7 +90,7 @@ class ScriptedProvider:
         return reply
 
     def _scripted(self, method: str, path: str, request: dict[str, Any]) -> Reply:
-        """The next scripted turn, in the wire format of the API ``path`` names."""
+        """The next scripted turn, in the wire format of the API ``path`` names (``dialects.py``)."""
         self.requests.append(request)
         self.paths.append(path)
         index = len(self.requests) - 1
@@ -104,42 +105,10 @@ class ScriptedProvider:
 
             return _error(500, f"emulator: request #{index + 1} to {path} but the script has only {len(self.turns)} "
                                "turn(s)", "emulator_error")
-        if bedrock.is_converse(path):  # errors and headers of its own: the whole reply is the dialect's
-            return Reply(*bedrock.answer(turn, path, request, self.ids))
-        request_id = self.ids.next("req", 32)
-        messages_api = path.endswith("/v1/messages")
-        headers = {"request-id": request_id} if messages_api else {"x-request-id": request_id}
-        if isinstance(turn, ScriptedError):
-            error = anthropic.error_json(turn) if messages_api else {
-                "error": {"message": turn.message, "type": turn.type, "param": None, "code": turn.code}}
-            return Reply(turn.status, "application/json", json.dumps(error).encode(), headers)
-        stream = bool(request.get("stream"))
-        if messages_api:
-            if stream:
-                events = anthropic.message_events(turn, request, self.ids)
-                return Reply(200, "text/event-stream; charset=utf-8", anthropic.sse(events).encode(), headers)
-            payload = anthropic.message_json(turn, request, self.ids)
-        elif ":generateContent" in path or ":streamGenerateContent" in path:
-            model = path.rsplit("/", 1)[-1].split(":")[0]
-            if ":streamGenerateContent" in path:
-                chunks = gemini.stream_chunks(turn, request, model, self.ids)
-                return Reply(200, "text/event-stream", gemini.sse(chunks).encode(), headers)
-            payload = gemini.generate_json(turn, request, model, self.ids)
-        elif path.endswith("/responses"):
-            if stream:
-                events = openai_responses.response_events(turn, request, self.ids)
-                return Reply(200, "text/event-stream; charset=utf-8", openai_responses.sse(events).encode(), headers)
-            payload = openai_responses.response_json(turn, request, self.ids)
-        elif path.endswith("/v2/chat"):
-            payload = cohere_api.chat_json(turn, request, self.ids)
-        elif path.endswith("/chat/completions"):
-            if stream:
-                chunks = openai_chat.completion_chunks(turn, request, self.ids)
-                return Reply(200, "text/event-stream; charset=utf-8", openai_chat.chat_sse(chunks).encode(), headers)
-            payload = openai_chat.completion_json(turn, request, self.ids)
-        else:
+        dialect = dialects().get(api_of("POST", path) or "")
+        if dialect is None:
             return self._unserved(method, path)
-        return Reply(200, "application/json", json.dumps(payload, ensure_ascii=False).encode(), headers)
+        return Reply(*dialect(turn, path, request, self.ids))
 
     @property
     def unserved_problem(self) -> str | None:

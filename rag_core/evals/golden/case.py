@@ -32,6 +32,7 @@ from rag_core.evals.common.modes import GOLDEN_SUFFIX
 from rag_core.evals.common.paths import shown
 from rag_core.evals.common.yaml_read import compose_nodes, line_of, load_bounded, load_with_lines, tab_problem
 from rag_core.evals.golden.judges import Metric
+from rag_core.providers import ADAPTED_APIS, adapter_of
 
 
 class _Strict(BaseModel):
@@ -39,11 +40,8 @@ class _Strict(BaseModel):
 
 
 def adapter_class(api: str) -> type:
-    """The model adapter a case's ``model.api`` names."""
-    from rag_core.models import Claude, Gemini, OpenAIChat, OpenAIResponses
-
-    return {"openai-responses": OpenAIResponses, "openai-chat": OpenAIChat, "gemini": Gemini,
-            "anthropic-messages": Claude}[api]
+    """The model adapter a case's ``model.api`` names (``rag_core.providers``: each provider's adapters)."""
+    return adapter_of(api)
 
 
 # adapter fields a case may not set through options: model.id sets the id, keys come from the
@@ -54,7 +52,7 @@ _HARNESS_OWNED = {"id", "api_key", "auth_token", "http_client", "async_http_clie
 class ModelSpec(_Strict):
     """Which adapter and model the case talks to, and adapter options (temperature, ...)."""
 
-    api: Literal["openai-responses", "openai-chat", "gemini", "anthropic-messages"] = "openai-responses"
+    api: Literal[ADAPTED_APIS] = "openai-responses"  # type: ignore[valid-type]  (the providers' table)
     id: str = "gpt-5.2"
     options: dict[str, Any] = Field(default_factory=dict)
 

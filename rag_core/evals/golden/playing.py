@@ -115,7 +115,7 @@ def _script_problem(case: GoldenCase, take: Take, agent_calls: int) -> str | Non
     if provider.overrun is not None:
         return (f"{shown(case.source)}: emulate: scripts {len(provider.turns)} turn(s), but the agent made "
                 f"more model calls ({provider.overrun}); "
-                + fix_commands.missing_turns(provider.turns, provider.requests[-1]))
+                + fix_commands.missing_turns(provider.turns, provider.paths[-1], provider.requests[-1]))
     if provider.unserved_problem is not None:  # its 404s are the emulator's, not the provider's
         return f"{shown(case.source)}: {provider.unserved_problem}"
     return None

@@ -21,11 +21,11 @@ from rag_core.evals.golden import judging
 from rag_core.evals.golden.case import GoldenCase, load_expect, read_golden
 from rag_core.evals.golden.case_run import CaseRun
 from rag_core.evals.golden.checks import UNFINISHED, Findings, evaluate
-from rag_core.evals.golden.observe import normalize
-from rag_core.evals.golden.playing import Played, Settings, play_subjects, script_digest
+from rag_core.evals.golden.normalizing import normalize
+from rag_core.evals.golden.playing import Played, Settings, play_subjects
 from rag_core.evals.recording import fix_commands
 from rag_core.evals.recording.recorder import CaseRecorder
-from rag_core.evals.wire import readers
+from rag_core.evals.wire import traffic
 
 __all__ = ["CaseResult", "Observation", "Settings", "observe_run", "run_case"]
 
@@ -64,19 +64,19 @@ class Observation:
     def run(self, golden: Any) -> CaseRun:
         return CaseRun(self.case, self.observed, self.wire, self.played.facts(), golden,
                        self.other.facts() if self.other is not None else None, self.other_wire, self.recording,
-                       self.selector, script_digest(self.case), self.turn_references)
+                       self.selector, self.played.recorder.script_digest, self.turn_references)
 
 
 def observe_run(case: GoldenCase, played: Played, other: Played | None, recording: bool = False,
                 selector: str = "") -> Observation:
     """What the case's run observed: its golden fields (the agent's own account, or for a target
     its traffic), and what its traffic shows."""
-    seen_on_wire = readers.observe(played.replay.exchanges[:played.judge_start], played.turn_starts)
-    own, references = played.subject.observe(played.produced, seen_on_wire, played.error)
+    seen_on_wire = traffic.fields_of(played.replay.exchanges[:played.judge_start], played.turn_starts)
+    own, references = played.subject.golden_fields(played.produced, seen_on_wire, played.error)
     observed = normalize(own, case.rules)
     if case.expect.judge:
         observed["judges"] = normalize({"judges": judging.observed(played.judgements)}, case.rules)["judges"]
-    other_wire = readers.observe(other.replay.exchanges, other.turn_starts) if other is not None else None
+    other_wire = traffic.fields_of(other.replay.exchanges, other.turn_starts) if other is not None else None
     return Observation(case, played, other, observed, seen_on_wire, other_wire, references, recording, selector)
 
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_core.evals.golden import judging
-from rag_core.evals.wire import readers
+from rag_core.evals.wire import traffic
 from rag_core.evals.golden.build import PROVIDER, build_agent, build_model
 from rag_core.evals.golden.case import GoldenCase, ModelSpec
 from rag_core.evals.common.errors import CaseFileError
-from rag_core.evals.golden.observe import observe, observe_target
+from rag_core.evals.golden.fields import agent_fields, target_fields
 from rag_core.evals.common.raised import defined_at
 from rag_core.evals.golden.targets import TargetContext, answer_text, load_target, settle, takes_context
 
@@ -64,12 +64,12 @@ class AgentSubject:
         harness builds and runs itself (its exceptions come from its own frames or the user's)."""
         return None
 
-    def observe(self, produced: Any, seen_on_wire: dict[str, Any], error: BaseException | None
+    def golden_fields(self, produced: Any, seen_on_wire: dict[str, Any], error: BaseException | None
                 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
         """Its golden fields, from its own account of the run, and each turn's searches."""
         agent, outputs = produced
         sent = [request for out in outputs for request in out.requests]
-        return observe(agent, outputs, sent, error), [out.references for out in outputs]
+        return agent_fields(agent, outputs, sent, error), [out.references for out in outputs]
 
 
 @dataclass
@@ -113,17 +113,17 @@ class TargetSubject:
         return answers, None
 
     def judge_inputs(self, produced: Any, replay: Any, turn_starts: list[int]) -> tuple[str, list[str]]:
-        return judging.target_inputs(produced, readers.observe(replay.exchanges, turn_starts))
+        return judging.target_inputs(produced, traffic.fields_of(replay.exchanges, turn_starts))
 
     def defined_at(self) -> str | None:
         """Where the callable is defined: a call that fails on its signature raises in the harness's
         frame, and this is where to look."""
         return defined_at(self._target) if self._target is not None else None
 
-    def observe(self, produced: Any, seen_on_wire: dict[str, Any], error: BaseException | None
+    def golden_fields(self, produced: Any, seen_on_wire: dict[str, Any], error: BaseException | None
                 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
         """Its golden fields, read from its traffic; a target reports no searches of its own."""
-        return observe_target(seen_on_wire, produced, error), [[] for _ in self.case.inputs]
+        return target_fields(seen_on_wire, produced, error), [[] for _ in self.case.inputs]
 
 
 Subject = AgentSubject | TargetSubject

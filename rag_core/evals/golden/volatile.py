@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from rag_core.evals.golden.case import NormalizeRule
-from rag_core.evals.golden.observe import normalize
+from rag_core.evals.golden.normalizing import normalize
 
 MIN_TOKEN = 8  # a random id is at least this long; the words and numbers a program edits mostly are not
 CONTEXT = 16  # at most this many characters before the value anchor its rule's pattern

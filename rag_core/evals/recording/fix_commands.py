@@ -102,14 +102,14 @@ class RetrieverCommands:
         return _pytest(self.selector, "--record-mode=rewrite", *_source(emulated))
 
 
-def missing_turns(turns: list[Any], request: dict[str, Any]) -> str:
+def missing_turns(turns: list[Any], path: str, request: dict[str, Any]) -> str:
     """What to add to a script the agent ran past. An agent that ends its run only on a tool call
     (smolagents' ``final_answer``, a structured-output tool) asks again after a text answer: more
     text turns would never end it."""
-    from rag_core.evals.wire.readers import tools
+    from rag_core.evals.wire.traffic import tools
 
     last_was_text = bool(turns) and getattr(turns[-1], "text", None) is not None and not getattr(turns[-1], "tool_calls", [])
-    offered = [t.get("name") for t in tools(request) if t.get("name")]
+    offered = [t.get("name") for t in tools(path, request) if t.get("name")]
     finishing = [name for name in offered if "final" in name.lower() or "answer" in name.lower()]
     if last_was_text and finishing:
         return (f"the request after the last turn (a text answer) still offers {finishing[0]!r}: an agent that ends "

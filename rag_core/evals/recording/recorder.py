@@ -38,7 +38,8 @@ from rag_core.evals.common.errors import CassetteFileError, HarnessError, Secret
 from rag_core.evals.common.modes import RECORD_MODES, records
 from rag_core.evals.recording.network import is_loopback
 from rag_core.evals.recording.provider_env import KEY_VARIABLES
-from rag_core.evals.wire.readers import BINARY_STREAM_APIS, Exchange
+from rag_core.evals.wire.exchange import Exchange
+from rag_core.evals.wire.traffic import binary_stream_apis
 from rag_core.evals.emulator.conditions import REFUSED_HEADER, Conditions
 from rag_core.evals.emulator.provider import Reply, ScriptedProvider
 from rag_core.evals.recording.throttling import RETRYABLE, Pushback, retried_away, retry_after
@@ -67,7 +68,7 @@ def _json(body: Any) -> Any:
 
 def _exchange(request: Any, response: dict[str, Any]) -> Exchange:
     body, status = response.get("body", {}).get("string"), int(response["status"]["code"])
-    if status < 400 and api_of(request.method, request.path) in BINARY_STREAM_APIS:
+    if status < 400 and api_of(request.method, request.path) in binary_stream_apis():
         # by its API, as the SDK reads it: recordings made elsewhere keep no content type
         raw = body if isinstance(body, bytes) else (body or "").encode("utf-8")
         return Exchange(request.method, request.path, _json(request.body), status, raw)

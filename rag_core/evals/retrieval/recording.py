@@ -146,11 +146,9 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
     """``run(emulated)`` (which returns the retriever's ``Rankings``) recorded or replayed
     (``recording/play.py``); with notes worth a warning. RecordingError when the recording is
     missing, stale or cannot be made; what ``run`` raises (a RetrieverTargetError) otherwise."""
-    from rag_core.evals.atomic import write_checked
     from rag_core.evals.common.errors import HarnessError
-    from rag_core.evals.credentials import CredentialError
-    from rag_core.evals.recording.fix_commands import RetrieverCommands
     from rag_core.evals.common.modes import records
+    from rag_core.evals.recording.fix_commands import RetrieverCommands
     from rag_core.evals.recording.play import PlayOptions, play
     from rag_core.evals.recording.recorder import CaseRecorder
 
@@ -168,57 +166,86 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
     mode = ("rewrite" if settings.record_mode == "once" else settings.record_mode) if recording else "none"
     recorder = CaseRecorder(files.cassette, mode)
     options = PlayOptions(settings.record_mode, settings.emulator, settings.block_network)
-    error: BaseException | None = None
-    ranked = None
+    replayed_emulated = not recording and recorded is not None and recorded.emulated
+    ran = _Ran()
     try:
         with play(where, recorder, options, commands, guard_name=f"retrieval {suite}/{retriever}",
-                  emulated=not recording and recorded is not None and recorded.emulated, needs=[files.rankings],
-                  seed=f"{suite}/{retriever}") as take:
+                  emulated=replayed_emulated, needs=[files.rankings], seed=f"{suite}/{retriever}") as take:
             # answered by the emulator now, or replayed from a recording it answered
-            emulated = take.emulator is not None or (not recording and recorded is not None and recorded.emulated)
+            ran.emulated = take.emulator is not None or replayed_emulated
             with take.cassette():
                 try:
-                    ranked = run(emulated)
+                    ran.rankings = run(ran.emulated)
                 except Exception as exc:  # noqa: BLE001 (judged below, once vcrpy has let go)
-                    error = exc
+                    ran.error = exc
     except HarnessError as exc:  # the recording is missing, or its cassette could not be read or written
         raise RecordingError(str(exc)) from None
     try:
-        if take.blocked:
-            raise RecordingError(f"{where}: {take.refusal(None)}" + ("; nothing was recorded" if recording else ""))
-        unrecorded = take.unrecorded(error)
-        if unrecorded is not None:
-            raise RecordingError(str(unrecorded))
-        if error is not None:
-            raise error
-        assert ranked is not None
+        _refuse(where, take, ran)
         if recording:
-            refused = take.refusal(None)
-            if refused:
-                raise RecordingError(f"{where}: recording failed, nothing was written: {refused}")
-            staged = files.rankings.with_name(f".{files.rankings.name}.staged")
-            try:
-                write_checked(staged, RecordedRankings(suite, retriever, depth, emulated, ranked.by_query).data(),
-                              rankings_text, staged_for=files.rankings)
-            except (CredentialError, OSError) as exc:
-                raise RecordingError(f"{where}: recording failed, nothing was written: {exc}") from None
-            recorder.commit()
-            os.replace(staged, files.rankings)
-            return ranked, []
+            _commit(RecordedRankings(suite, retriever, depth, ran.emulated, ran.rankings.by_query), files, take)
+            return ran.rankings, []
     except BaseException:
         recorder.discard()
         raise
     assert recorded is not None
-    stale = first_difference(recorded.rankings, ranked.by_query)
+    return ran.rankings, _replay_notes(where, recorded, ran, depth, settings, files, commands, take.replay)
+
+
+@dataclass
+class _Ran:
+    """What the retriever's run came to, inside its cassette."""
+
+    rankings: Any = None
+    error: BaseException | None = None
+    emulated: bool = False  # answered by the emulator, now or when it was recorded
+
+
+def _refuse(where: str, take: Any, ran: _Ran) -> None:
+    """Raise when the run is not to be trusted: it reached for the network, sent a request its
+    cassette does not hold, or raised."""
+    if take.blocked:
+        raise RecordingError(f"{where}: {take.refusal(None)}" + ("; nothing was recorded" if take.recording else ""))
+    unrecorded = take.unrecorded(ran.error)
+    if unrecorded is not None:
+        raise RecordingError(str(unrecorded))
+    if ran.error is not None:
+        raise ran.error
+
+
+def _commit(made: RecordedRankings, files: RecordingFiles, take: Any) -> None:
+    """A recording kept only whole: refused on an error status; the rankings staged, then the
+    cassette and the rankings committed together."""
+    from rag_core.evals.atomic import write_checked
+    from rag_core.evals.credentials import CredentialError
+
+    where = f"suite {made.suite}, retriever {made.retriever}"
+    refused = take.refusal(None)
+    if refused:
+        raise RecordingError(f"{where}: recording failed, nothing was written: {refused}")
+    staged = files.rankings.with_name(f".{files.rankings.name}.staged")
+    try:
+        write_checked(staged, made.data(), rankings_text, staged_for=files.rankings)
+    except (CredentialError, OSError) as exc:
+        raise RecordingError(f"{where}: recording failed, nothing was written: {exc}") from None
+    take.recorder.commit()
+    os.replace(staged, files.rankings)
+
+
+def _replay_notes(where: str, recorded: RecordedRankings, ran: _Ran, depth: int, settings: ReplaySettings,
+                  files: RecordingFiles, commands: Any, replay: Any) -> list[str]:
+    """A replay's rankings must be the recorded ones (else it is stale); requests that changed are
+    worth a warning (a failure under --strict-cassettes)."""
+    stale = first_difference(recorded.rankings, ran.rankings.by_query)
     if stale is not None:
         if recorded.depth != depth:
             stale += f" (recorded at depth {recorded.depth}; the suite's depth is {depth} now)"
         raise RecordingError(f"{where}: stale recording: {stale} ({shown(files.rankings)}). If the change is "
-                             f"intended, record it again: {commands.rerecord(emulated)}")
-    notes = _changed_requests(where, take.replay, files, commands, emulated)
+                             f"intended, record it again: {commands.rerecord(ran.emulated)}")
+    notes = _changed_requests(where, replay, files, commands, ran.emulated)
     if notes and settings.strict:
         raise RecordingError(notes[0])
-    return ranked, notes
+    return notes
 
 
 def _changed_requests(where: str, replay: Any, files: RecordingFiles, commands: Any, emulated: bool) -> list[str]:

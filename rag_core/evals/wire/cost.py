@@ -17,21 +17,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Sequence
 
-from rag_core.evals.wire.readers import Exchange, answer
+from rag_core.evals.wire.exchange import Exchange
+from rag_core.evals.wire.traffic import answer, readings
 
-# our API names -> (genai-prices' provider, the API flavor its usage extractor reads)
-_PRICED = {
-    "openai-chat": ("openai", "chat"),
-    "openai-responses": ("openai", "responses"),
-    "openai-embeddings": ("openai", "embeddings"),
-    "anthropic-messages": ("anthropic", "default"),
-    "gemini": ("google", "default"),
-    "gemini-stream": ("google", "default"),
-    "cohere-chat": ("cohere", "default"),
-    "cohere-embed": ("cohere", "embeddings"),
-    "bedrock-converse": ("aws", "default"),
-    "bedrock-converse-stream": ("aws", "default"),
-}
 # where a path names the model: Gemini's models/<m>:<method>, Bedrock's model/<id>/converse
 _MODEL_IN_PATH = re.compile(r"/models?/([^/:]+)")
 
@@ -61,15 +49,22 @@ def price_of(exchanges: Sequence[Exchange]) -> Price | None:
         return None
     total = Price(Decimal(0))
     for exchange in exchanges:
-        if exchange.api in _PRICED and exchange.status < 400 and exchange.response is not None:
+        if _priced(exchange) is not None and exchange.status < 400 and exchange.response is not None:
             total += _price(exchange)
     return total
+
+
+def _priced(exchange: Exchange) -> tuple[str, str] | None:
+    """genai-prices' provider and the API flavour its usage extractor reads, for the API of
+    ``exchange`` (each API family's reading names them: ``wire/<family>.py``)."""
+    reading = readings().get(exchange.api) if exchange.api is not None else None
+    return reading.price if reading is not None else None
 
 
 def _price(exchange: Exchange) -> Price:
     from genai_prices import calc_price
 
-    provider, flavor = _PRICED[exchange.api or ""]
+    provider, flavor = _priced(exchange) or ("", "")
     model, usage = _model(exchange), _usage(exchange, provider, flavor)
     if model is None or usage is None:
         return Price(Decimal(0), (model or exchange.api or "?",))

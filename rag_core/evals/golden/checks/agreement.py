@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rag_core.evals.golden.case_run import CaseRun
 from rag_core.evals.common.failure import Failure
-from rag_core.evals.golden.observe import normalize
+from rag_core.evals.golden.normalizing import normalize
 from rag_core.evals.common.paths import shown
-from rag_core.evals.wire.readers import neutral_tool
+from rag_core.evals.wire.parts import neutral_tool
 
 AGREEING_FIELDS = ("system_prompt", "user_messages", "tools", "tool_calls")
 

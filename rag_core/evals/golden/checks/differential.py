@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rag_core.evals.golden.case_run import CaseRun
 from rag_core.evals.common.failure import Failure
-from rag_core.evals.golden.observe import without
+from rag_core.evals.golden.normalizing import without
 from rag_core.evals.common.paths import shown
 
 # the wire-level fields two subjects are compared on: the model conversation. Embedding and

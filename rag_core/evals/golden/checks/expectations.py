@@ -10,7 +10,6 @@ from rag_core.evals.golden.case import RetrievedExpect
 from rag_core.evals.golden.case_run import CaseRun
 from rag_core.evals.common.failure import Failure
 from rag_core.evals.common.paths import shown
-from rag_core.evals.wire.readers import prompt_prefix
 
 
 def _where(run: CaseRun) -> str:
@@ -89,12 +88,11 @@ def usage_limits(run: CaseRun) -> list[Failure]:
 
 def stable_prefix(run: CaseRun) -> list[Failure]:
     """Where the system prompt or the tools first differ from the first model request's."""
-    requests = run.wire["chat_requests"]
-    if not run.case.expect.stable_prefix or not requests:
+    prefixes = run.wire["prompt_prefixes"]
+    if not run.case.expect.stable_prefix or not prefixes:
         return []
-    first = prompt_prefix(requests[0])
-    for number, body in enumerate(requests[1:], start=2):
-        prefix = prompt_prefix(body)
+    first = prefixes[0]
+    for number, prefix in enumerate(prefixes[1:], start=2):
         if prefix != first:
             parts = [p for p in ("system", "tools") if prefix[p] != first[p]]
             return [Failure("stable_prefix", "case", shown(run.case.source), "expect.stable_prefix",

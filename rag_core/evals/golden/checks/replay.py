@@ -9,7 +9,7 @@ from rag_core.evals.common.paths import shown
 from rag_core.evals.common.raised import described, origin
 from rag_core.evals.golden.case import GoldenCase
 from rag_core.evals.golden.case_run import CaseRun, SubjectRun
-from rag_core.evals.golden.observe import normalize
+from rag_core.evals.golden.normalizing import normalize
 from rag_core.evals.golden.volatile import volatile
 from rag_core.evals.recording import fix_commands
 from rag_core.evals.recording.network import blocked_message

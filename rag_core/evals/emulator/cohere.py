@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rag_core.evals.emulator.script import DeterministicIds, ScriptedTurn, estimate_tokens
+from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn, estimate_tokens
 from rag_core.evals.emulator.tokens import COHERE_CHAT_INPUT, input_tokens
 from rag_core.evals.emulator.vectors import embed, relevance
+from rag_core.evals.emulator.dialects import Answer, error_answer, json_answer, request_id
 
 DIMENSIONS = {"embed-v4.0": 1536, "embed-english-v3.0": 1024, "embed-multilingual-v3.0": 1024}
 
@@ -71,3 +72,14 @@ def chat_json(turn: ScriptedTurn, request: dict[str, Any], ids: DeterministicIds
         "usage": {"billed_units": {"input_tokens": prompt, "output_tokens": completion},
                   "tokens": {"input_tokens": prompt, "output_tokens": completion}},
     }
+
+
+def chat(turn: ScriptedTurn | ScriptedError, path: str, request: dict[str, Any], ids: DeterministicIds) -> Answer:
+    """The answer to one scripted ``/v2/chat`` call (JSON: the emulator writes no Cohere stream)."""
+    headers = request_id(ids)
+    if isinstance(turn, ScriptedError):
+        return error_answer(turn, headers)
+    return json_answer(chat_json(turn, request, ids), headers)
+
+
+DIALECTS = {"cohere-chat": chat}
