@@ -50,7 +50,8 @@ def test_the_harness_install_requires_no_sdk_and_no_numerical_stack():
     required = [r.split(";")[0].replace(" ", "") for r in requires("rag-core") or []
                 if "extra ==" not in r or 'extra == "harness"' in r]
     names = {re.split(r"[<>=\[!~]", r, maxsplit=1)[0].lower() for r in required}
-    assert names == {"pydantic", "pydantic-core", "pyyaml", "pytest", "vcrpy", "packaging", "google-re2"}, required
+    assert names == {"pydantic", "pydantic-core", "pyyaml", "pytest", "vcrpy", "packaging", "google-re2",
+                     "wrapt"}, required
 
 
 def test_the_pytest_plugins_import_nothing_heavy(tmp_path):

@@ -11,7 +11,8 @@ The rules, each decided here and nowhere else:
   records live, and needs the providers' keys, before anything runs;
 - the network guard is up in every mode but a live recording (there too with ``--block-network``),
   and the subject runs in its provider environment (``provider_env.py``), the same in every mode,
-  with the ids and keys it makes (uuid, random, secrets) seeded from the run (``seeded_randomness.py``);
+  with the ids and keys it makes (uuid, random, secrets) seeded from the run (``seeded_randomness.py``)
+  and the key orders its libraries would leave to the process made one (``stable_orders.py``);
   while recording live, no socket waits past ``--record-timeout``;
 - afterwards: a request the cassette does not hold is one error (``unrecorded``), and a recording
   that reached for the network, timed out, met an error status or raised is refused
@@ -33,7 +34,7 @@ from rag_core.evals.common.paths import shown
 from rag_core.evals.common.raised import described, in_chain, origin
 from rag_core.evals.emulator.conditions import Conditions
 from rag_core.evals.emulator.provider import ScriptedProvider
-from rag_core.evals.recording import cassette_format, seeded_randomness
+from rag_core.evals.recording import cassette_format, seeded_randomness, stable_orders
 from rag_core.evals.recording.fix_commands import FixCommands
 from rag_core.evals.recording.network import BlockedAttempt, blocked_message, network_blocked
 from rag_core.evals.recording.provider_env import provider_environment
@@ -184,6 +185,7 @@ def play(name: str, recorder: CaseRecorder, options: PlayOptions, commands: FixC
     name in the network guard's reports (``name``, the messages' prefix, by default); ``seed``: what
     the emulator's ids and the run's own random values are seeded from (``name`` by default), and
     ``clock`` the time its uuid1 values read."""
+    stable_orders.install()  # the orders a run's sources would leave to the process, one order within a run
     needs = list(needs)
     recorded = all(path.exists() for path in needs) if needs else recorder.path.exists()
     recording = records(recorder.mode, recorded)
