@@ -51,7 +51,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("golden cases and retrieval suites", ("rag_core.evals.golden", "rag_core.evals.retrieval")),
     ("files no case uses", ("rag_core.evals.orphans",)),
     ("the pytest plugins and rag-core init", ("rag_core.evals.plugins", "rag_core.evals.scaffold")),
-    ("former module names", ("rag_core.evals.harness", "rag_core.evals.retrieval.plugin")),
     ("command line", ("rag_core.cli",)),
     ("entry point", ("rag_core.__main__",)),
 ]

@@ -90,6 +90,34 @@ def test_agno_documents_give_their_fields_in_one_order_within_a_run_in_every_pro
     assert len({tuple(each["outside"]) for each in seen}) > 1  # outside a run: the process's own order
 
 
+AGNO_IMPORTED_AGAIN = textwrap.dedent("""
+    import importlib, json, sys
+    sys.path.insert(0, sys.argv[1])
+    from rag_core.evals.recording import stable_orders
+    from rag_core.evals.recording.seeded_randomness import seeded
+
+    stable_orders.install()  # a first run: its post-import hook waits for agno
+    import agno.knowledge.document.base
+    for name in [name for name in sys.modules if name.startswith("agno")]:
+        del sys.modules[name]  # as pytest's in-process runs restore sys.modules after a run
+    stable_orders.install()  # the next run's start
+    document = importlib.import_module("agno.knowledge.document.base").Document(
+        content="Simmer coconut milk with galangal.", name="tom_kha_gai", meta_data={"page": 2})
+    with seeded("pantry"):
+        print(json.dumps(list(document.to_dict())))
+""")
+
+
+def test_a_module_imported_again_as_a_new_module_is_ordered_within_the_next_run():
+    """wrapt's hooks fire once per module name: a module imported again after a run (a new module
+    with new classes) is ordered all the same."""
+    pytest.importorskip("agno")
+    for seed in ("0", "1", "2", "3", "5"):
+        result = subprocess.run([sys.executable, "-c", AGNO_IMPORTED_AGAIN, str(ROOT)], capture_output=True,
+                                text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert json.loads(result.stdout.splitlines()[-1]) == ["content", "meta_data", "name"], seed
+
+
 # ---------------------------------------------------------------- golden cases (meta-tests)
 
 CHROMA_AGENT = '''

@@ -20,8 +20,9 @@ what it could send in production: only which of those orders is no longer left t
 Outside a run (pytest, other tests, the harness between runs, code a run left running after it
 ended) every source gives its own order.
 
-Each is wrapped once and for good (``install``) when its module is imported, or at once if it has
-been (``wrapt``'s post-import hooks), so a module first imported within a run is covered too. What
+Each is wrapped for good (``install``, at every run's start) in the module imported now, or when
+its module is imported (``wrapt``'s post-import hooks), so a module first imported within a run, or
+imported again since the last, is covered too. What
 is not covered: the key order of a Chroma server's answers (``chromadb.HttpClient``), a
 collection's own metadata, and every other order that follows the process's string hashing.
 """
@@ -29,7 +30,9 @@ collection's own metadata, and every other order that follows the process's stri
 from __future__ import annotations
 
 import functools
+import sys
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -77,38 +80,57 @@ SOURCES = (
 class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.installed = False
+        self.waiting: set[str] = set()  # modules a post-import hook waits for
+        self.wrapped: dict[Source, weakref.WeakSet] = {source: weakref.WeakSet() for source in SOURCES}
 
 
 _STATE = _State()
 
 
 def install() -> None:
-    """Wrap every source when its module is imported (at once for one already imported), once and
-    for good (never undone: other code may have wrapped them since)."""
+    """Wrap every source whose module is imported now and wait for the others' import; called at
+    every run's start, as a module may be imported again as a new module object since the last
+    run (``importlib.reload``, or pytest's in-process runs restoring ``sys.modules``), and
+    ``wrapt``'s hooks fire once per name. Never undone: other code may have wrapped them since."""
     import wrapt
 
-    with _STATE.lock:
-        if _STATE.installed:
-            return
-        _STATE.installed = True
     for source in SOURCES:
-        wrapt.register_post_import_hook(_wrapping(source), source.module)
+        module = sys.modules.get(source.module)
+        if module is not None:
+            _wrap(source, module)
+            continue
+        with _STATE.lock:
+            if source.module in _STATE.waiting:
+                continue
+            _STATE.waiting.add(source.module)
+        wrapt.register_post_import_hook(_on_import, source.module)
 
 
-def _wrapping(source: Source) -> Callable[[Any], None]:
-    def wrap(module: Any) -> None:
-        import wrapt
+def _on_import(module: Any) -> None:
+    with _STATE.lock:
+        _STATE.waiting.discard(module.__name__)
+    for source in SOURCES:
+        if source.module == module.__name__:
+            _wrap(source, module)
 
-        def in_one_order(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-            result = wrapped(*args, **kwargs)
-            return result if seeded_randomness.current() is None else source.ordered(result)
 
-        owner_path, _, name = source.function.rpartition(".")
-        owner = functools.reduce(lambda found, part: getattr(found, part, None),
-                                 owner_path.split(".") if owner_path else [], module)
-        if not callable(getattr(owner, name, None)):  # another version, without this source: nothing to order
+def _wrap(source: Source, module: Any) -> None:
+    """``source``'s function in ``module`` wrapped, unless it already is (its owner, a class, is
+    remembered weakly: a module imported again brings new classes)."""
+    import wrapt
+
+    owner_path, _, name = source.function.rpartition(".")
+    owner = functools.reduce(lambda found, part: getattr(found, part, None),
+                             owner_path.split(".") if owner_path else [], module)
+    if not callable(getattr(owner, name, None)):  # another version, without this source: nothing to order
+        return
+    with _STATE.lock:
+        if owner in _STATE.wrapped[source]:
             return
-        wrapt.wrap_function_wrapper(owner, name, in_one_order)
+        _STATE.wrapped[source].add(owner)
 
-    return wrap
+    def in_one_order(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
+        result = wrapped(*args, **kwargs)
+        return result if seeded_randomness.current() is None else source.ordered(result)
+
+    wrapt.wrap_function_wrapper(owner, name, in_one_order)
