@@ -14,7 +14,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from rag_core.evals.common import validation_messages
-from rag_core.evals.golden.case import GoldenCase, load_expect, parse_case_file
+from rag_core.evals.golden.case import GoldenCase, load_expect
+from rag_core.evals.golden.case_files import parse_case_file
 from rag_core.evals.common.errors import CaseFileError
 
 TAB_FILE = "id: a\ninput: hi\nexpect:\n  output:\n\tcontains: x\n"

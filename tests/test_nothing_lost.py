@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.evals.golden.case import parse_case_file
+from rag_core.evals.golden.case_files import parse_case_file
 from rag_core.evals.common.errors import HarnessError
 from rag_core.evals.golden.runner import Settings, run_case
 

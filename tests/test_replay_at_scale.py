@@ -202,7 +202,7 @@ def test_normalizing_copies_only_what_a_rule_changes_and_gives_what_a_deep_copy_
     import copy
 
     from rag_core.evals.golden import observe
-    from rag_core.evals.golden.case import NormalizeRule
+    from rag_core.evals.golden.normalize_rules import NormalizeRule
 
     def reference(node, steps, placeholder):  # in place, on a deep copy: what normalize did
         if not steps:

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from rag_core.evals.wire import readers
-from rag_core.evals.golden.case import case_files, load_expect, parse_case_file
+from rag_core.evals.golden.case import load_expect
+from rag_core.evals.golden.case_files import case_files, parse_case_file
 from rag_core.evals.recording.recorder import _json
 from rag_core.evals.golden.runner import Settings, run_case
 
@@ -215,7 +216,7 @@ def test_tool_outputs_are_read_from_each_apis_request_shape():
 
 
 def test_ignore_selects_items_by_field_or_from_an_index_and_cuts_patterns_out_of_strings():
-    from rag_core.evals.golden.case import IgnoreRule, NormalizeRule
+    from rag_core.evals.golden.normalize_rules import IgnoreRule, NormalizeRule
     from rag_core.evals.golden.observe import normalize, without
 
     tools = [{"name": "think", "x": 1}, {"name": "search", "x": 2}, {"name": "analyze", "x": 3}, {"name": "think", "x": 4}]
@@ -235,7 +236,7 @@ def test_ignore_selects_items_by_field_or_from_an_index_and_cuts_patterns_out_of
 def test_a_pattern_that_is_not_a_regular_expression_is_a_case_error():
     from pydantic import ValidationError
 
-    from rag_core.evals.golden.case import IgnoreRule
+    from rag_core.evals.golden.normalize_rules import IgnoreRule
 
     with pytest.raises(ValidationError, match="(?s)pattern.*not a regular expression: missing \\)"):
         IgnoreRule(path="system_prompt", pattern="(<reasoning>")

@@ -126,12 +126,12 @@ class GoldenFiles(_Files):
         self.owners = _Owners(self._case_files, self._read)
 
     def _case_files(self) -> list[Path]:
-        from rag_core.evals.golden.case import case_files
+        from rag_core.evals.golden.case_files import case_files
 
         return case_files(self.cases_dir) if self.cases_dir.is_dir() else []
 
     def _read(self, files: list[Path]) -> set[Path] | str:
-        from rag_core.evals.golden.case import parse_case_file
+        from rag_core.evals.golden.case_files import parse_case_file
         from rag_core.evals.common.errors import HarnessError
 
         cases, broken = [], 0

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rag_core.evals.golden.case import IgnoreRule, NormalizeRule
+from rag_core.evals.golden.normalize_rules import IgnoreRule, NormalizeRule
 from rag_core import Agent, RunOutput
 
 # a path step: a dict key, or in brackets a list index, * (every item), N: (the items from index
