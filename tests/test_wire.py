@@ -16,7 +16,7 @@ import yaml
 from rag_core.evals.wire import readers
 from rag_core.evals.golden.case import load_expect
 from rag_core.evals.golden.case_files import case_files, parse_case_file
-from rag_core.evals.recording.recorder import _json
+from rag_core.evals.recording.traffic import json_body
 from rag_core.evals.golden.runner import Settings, run_case
 
 from tests.recordings import interactions
@@ -43,8 +43,8 @@ def _exchanges(name: str) -> list[readers.Exchange]:
         headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
         body = _body_text(response)
         stream = "event-stream" in str(headers.get("content-type", ""))
-        found.append(readers.Exchange(request["method"], urlparse(request["uri"]).path, _json(request["body"]),
-                                   response["status"]["code"], body if stream else _json(body)))
+        found.append(readers.Exchange(request["method"], urlparse(request["uri"]).path, json_body(request["body"]),
+                                   response["status"]["code"], body if stream else json_body(body)))
     return found
 
 
