@@ -332,28 +332,6 @@ def golden_problem(path: Path) -> str | None:
     return None
 
 
-def golden_orphans(cases: Iterable[Any], cases_dir: Path, cassettes_dir: Path) -> list[Path]:
-    """Top-level cassettes and ``.golden.yaml`` files that belong to none of these cases and read
-    as what they are named (a cassette, a golden)."""
-    files = GoldenFiles(cases_dir, cassettes_dir)
-    owned = owned_by_cases(cases, cassettes_dir)
-    candidates = files.candidates()
-    return [p for p, real in zip(candidates, resolved_all(candidates))
-            if real not in owned and files.kind_problem(p) is None]
-
-
-def baseline_orphans(suites: Iterable[Any], root: Path) -> list[Path]:
-    """Baseline-shaped files in these suites' baseline folders that none of them reads: a folder
-    shared by several suites holds each one's files (see ``gate.baseline_file``)."""
-    from rag_core.evals.retrieval.gate import is_baseline
-
-    suites = list(suites)
-    owned = owned_by_suites(suites, root)
-    folders = {(root / s.baseline).resolve(): root / s.baseline for s in suites if s.baseline}
-    return [p for f in folders.values() if f.is_dir() for p in sorted(f.glob("*.json"))
-            if p.is_file() and p.resolve() not in owned and is_baseline(p)]
-
-
 def prune(files: _Files, paths: Iterable[Path], started_ns: int | None) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Delete the orphans among ``paths``, each checked again just before it is unlinked (see the
     module's docstring): the one place orphans are deleted. Returns (deleted, [(kept, why)]);
