@@ -44,7 +44,7 @@ def _load_script(path: Path) -> list[Any]:
     from rag_core.evals.common.yaml_read import load_bounded, tab_problem
     from pydantic import TypeAdapter, ValidationError
 
-    from rag_core.evals.emulator.script import SCRIPT_TAGS, ScriptEntry
+    from rag_core.evals.emulator.script import ScriptEntry
 
     text = None
     try:

@@ -2,7 +2,7 @@
 
 Each answer (Converse JSON, ConverseStream event stream, an error) is read twice: by boto3, as a
 program gets it through ``client.converse`` / ``client.converse_stream`` (botocore's parser
-behind its HTTP stack), and by the harness, from the bytes a cassette holds (``recorder._exchange``
+behind its HTTP stack), and by the harness, from the bytes a cassette holds (``cassette_traffic.exchange_of``
 then ``traffic.answer``). The two agree on the text, the tool calls (a server tool's marked, with
 its result), the usage, the stop reason and the error, with the response headers as sent and
 with them stripped, as recordings made by other projects store them. The answers come from the
@@ -34,7 +34,8 @@ from rag_core.evals.wire import bedrock as wire_bedrock, traffic  # noqa: E402
 from rag_core.evals.wire.exchange import Answer, Exchange  # noqa: E402
 from rag_core.evals.golden.case import ToolCallsExpect  # noqa: E402
 from rag_core.evals.golden.checks.snapshot import check_tool_calls  # noqa: E402
-from rag_core.evals.recording.recorder import CaseRecorder, _exchange  # noqa: E402
+from rag_core.evals.recording.recorder import CaseRecorder  # noqa: E402
+from rag_core.evals.recording.cassette_traffic import exchange_of  # noqa: E402
 
 from tests.recordings import RECORDINGS  # noqa: E402
 
@@ -150,7 +151,7 @@ def harness_exchange(path: str, status: int, headers: dict[str, str], body: byte
     request = Request("POST", URI.rsplit("/model/", 1)[0] + path, json.dumps({"messages": [QUESTION]}), {})
     response = {"status": {"code": status, "message": ""}, "headers": {k: [v] for k, v in headers.items()},
                 "body": {"string": body}}
-    return _exchange(request, response)
+    return exchange_of(request, response)
 
 
 STREAM_PATH = "/model/us.amazon.nova-2-lite-v1%3A0/converse-stream"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.evals.golden import case as case_module
-from rag_core.evals.golden.discovery import UNREAD, discover, selects
+from rag_core.evals.golden import case_files as case_files_module
+from rag_core.evals.golden.discovery import discover, selects
 
 pytest_plugins = ["pytester"]
 
@@ -82,7 +82,7 @@ def test_a_skim_expands_no_alias(tmp_path):
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [
         f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 12)]
     bomb.write_text("\n".join(levels) + "\nid: bomb\ninput: hi\n")  # 10**12 nodes written out
-    skimmed = case_module.skim_case_file(bomb)
+    skimmed = case_files_module.skim_case_file(bomb)
     assert skimmed is not None and skimmed.id == "bomb"
 
 
@@ -111,8 +111,8 @@ def cases_project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def counting_reads(monkeypatch) -> list[str]:
     read: list[str] = []
-    parse = case_module.parse_case_file
-    monkeypatch.setattr(case_module, "parse_case_file", lambda path: read.append(path.stem) or parse(path))
+    parse = case_files_module.parse_case_file
+    monkeypatch.setattr(case_files_module, "parse_case_file", lambda path: read.append(path.stem) or parse(path))
     return read
 
 

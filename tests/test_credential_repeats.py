@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from rag_core.evals.credentials import _HINTS, FAMILIES, Detector, Family
+from rag_core.evals.credentials import FAMILIES, Detector, Family
+from rag_core.evals.credentials.family_index import FAMILY_INDEX
 
 PROMPT = "You are a cooking assistant. Answer from the knowledge base; cite the recipe you used."
 KEY = "sk-proj-" + "AbCdEfGh0123" * 4  # an OpenAI-style key (fake)
@@ -104,5 +105,5 @@ def test_a_text_repeated_across_requests_is_read_by_the_families_once(monkeypatc
     # each family its hints select (here those always run: the Discord token's ".", the Mailgun
     # key's tail), at the text's first place only
     assert {text: reads.count(text) for text in texts} == {
-        text: len(_HINTS.candidates(text, text.lower())) for text in texts}
+        text: len(FAMILY_INDEX.candidates(text, text.lower())) for text in texts}
     assert len(reads) <= len(texts) * len(FAMILIES)

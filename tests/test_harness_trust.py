@@ -77,7 +77,7 @@ def test_a_hanging_provider_fails_the_recording_after_the_timeout_naming_the_req
     import socket
     import threading
 
-    from rag_core.evals.golden.case import parse_case_file
+    from rag_core.evals.golden.case_files import parse_case_file
     from rag_core.evals.common.errors import RecordingFailed
     from rag_core.evals.golden.runner import Settings, run_case
 
@@ -196,7 +196,8 @@ def test_a_plain_id_colliding_with_a_variant_names_both_files(project):
 
 
 def test_a_case_recording_into_another_cases_compare_cassette_names_both_files(tmp_path):
-    from rag_core.evals.golden.case import GoldenCase, find_duplicates
+    from rag_core.evals.golden.case import GoldenCase
+    from rag_core.evals.golden.case_files import find_duplicates
 
     def case(file: str, **fields) -> GoldenCase:
         loaded = GoldenCase.model_validate({"input": "hi", "emulate": [{"text": "a"}], **fields})

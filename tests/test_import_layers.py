@@ -1,5 +1,6 @@
 """rag_core's imports point down: a module imports its own package and the layers below it,
-never a layer above nor a neighbour in its own layer.
+never a layer above nor a neighbour in its own layer; and no modules import each other in a circle,
+inside a package either.
 
 Every module of ``rag_core``, the evaluation wing (``rag_core.evals``) included, is read with ``ast``,
 and every import of another ``rag_core`` module is checked: at module level, under
@@ -64,9 +65,10 @@ class Import:
     line: int
     imported: str
     in_function: bool
+    type_only: bool = False  # under ``if TYPE_CHECKING:``
 
     def __str__(self) -> str:
-        where = "inside a function" if self.in_function else "at module level"
+        where = "inside a function" if self.in_function else "under TYPE_CHECKING" if self.type_only else "at module level"
         return f"{self.module} (line {self.line}, {where}) imports {self.imported}"
 
 
@@ -101,6 +103,7 @@ class _Collector(ast.NodeVisitor):
         self.module, self.is_package = module, is_package
         self.found: list[Import] = []
         self._functions = 0
+        self._type_checking = 0
 
     def _function(self, node: ast.AST) -> None:
         self._functions += 1
@@ -109,10 +112,23 @@ class _Collector(ast.NodeVisitor):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
 
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            self._type_checking += 1
+            for statement in node.body:
+                self.visit(statement)
+            self._type_checking -= 1
+            for statement in node.orelse:
+                self.visit(statement)
+        else:
+            self.generic_visit(node)
+
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         for name in imported_names(node, self.module, self.is_package):
             if name == "rag_core" or name.startswith("rag_core."):
-                self.found.append(Import(self.module, node.lineno, name, self._functions > 0))
+                self.found.append(Import(self.module, node.lineno, name, self._functions > 0, self._type_checking > 0))
 
     visit_Import = visit_ImportFrom = _import
 
@@ -164,10 +180,98 @@ def test_every_exception_is_still_needed_and_says_why():
     assert all(reason.strip() for reason in EXCEPTIONS.values())
 
 
+def import_graph(imports: list[Import]) -> dict[str, set[str]]:
+    """Module -> the rag_core modules it imports, by any kind of import (a package's ``__init__``
+    is the module its name names: importing ``a.b`` does not make ``a`` import ``a.b``)."""
+    graph: dict[str, set[str]] = {}
+    for found in imports:
+        if found.imported != found.module:
+            graph.setdefault(found.module, set()).add(found.imported)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each group of modules that import each other (the graph's strongly
+    connected components of more than one module, Tarjan's algorithm), each as the path
+    ``[a, b, ..., a]``, in a stable order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph.get(module, ())):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(_circle_through(min(group), group, graph) for group in groups)
+
+
+def _circle_through(start: str, group: set[str], graph: dict[str, set[str]]) -> list[str]:
+    """The shortest path from ``start`` back to itself inside ``group`` (breadth first)."""
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for module in frontier:
+            for imported in sorted(graph.get(module, set()) & group):
+                if imported == start:
+                    return paths[module] + [start]
+                if imported not in paths:
+                    paths[imported] = paths[module] + [imported]
+                    following.append(imported)
+        frontier = following
+    raise AssertionError(f"{start} is in no circle of {sorted(group)}")
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    """Module-level, TYPE_CHECKING and function-level imports alike: a circle dodged by a lazy
+    import or a type-only import is still a circle (move the shared type or function down)."""
+    imports = all_imports()
+    found = circles(import_graph(imports))
+    lines = {(f.module, f.imported): f for f in imports}
+    shown = "\n".join("  " + " -> ".join(circle) + "\n" + "".join(
+        f"      {lines[pair]}\n" for pair in zip(circle, circle[1:])) for circle in found)
+    assert not found, f"modules that import each other in a circle:\n{shown}"
+
+
+def test_the_circle_finder_finds_circles_and_nothing_else():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"f"}, "f": {"e"}, "g": {"a"}}
+    assert circles(graph) == [["a", "b", "c", "a"], ["e", "f", "e"]]
+    assert circles({"a": {"b"}, "b": {"c"}}) == []
+
+
 def test_the_walk_sees_imports_inside_functions():
     """The check is only as good as the walk: a lazy import deep in a method is found too."""
     found = imports_of("rag_core.knowledge.knowledge", ROOT / "rag_core" / "knowledge" / "knowledge.py")
     assert any(f.imported == "rag_core.vectordb.in_memory" and f.in_function for f in found), found
+
+
+def test_the_walk_sees_imports_under_type_checking(tmp_path):
+    module = tmp_path / "probe.py"
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rag_core.agent import agent\n")
+    [found] = imports_of("rag_core.probe", module)
+    assert found.type_only and not found.in_function and "under TYPE_CHECKING" in str(found), found
 
 
 def test_importing_knowledge_loads_neither_the_agent_nor_the_models_nor_pydantic():

@@ -208,7 +208,9 @@ def test_a_run_the_harness_ends_while_its_thread_still_runs_takes_no_more_reques
     assert "case slow has ended" in str(outcomes["slow"])
     assert (outcomes["next"], outcomes["no run's"]) == ("next", "stray")
     assert [(x.case, x.what, x.address) for x in late_attempts()] == [("slow", "POST", url)]
-    assert routing.open_count() == 0
+    import httpx
+
+    assert httpx.HTTPTransport.handle_request.__module__.startswith("httpx.")  # no cassette open: patches undone
 
 
 def test_late_attempts_round_trip_through_the_run_record():

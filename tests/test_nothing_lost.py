@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_core.evals.golden.case import parse_case_file
+from rag_core.evals.golden.case_files import parse_case_file
 from rag_core.evals.common.errors import HarnessError
 from rag_core.evals.golden.runner import Settings, run_case
 
@@ -38,15 +38,15 @@ def _settings(folder: Path, **extra) -> Settings:
 
 
 def test_a_cassette_that_cannot_be_written_leaves_the_next_case_recording_whole(tmp_path, monkeypatch):
-    from rag_core.evals.recording import recorder
+    from rag_core.evals.recording import cassette_persister
 
     first, second = _case(tmp_path, "first"), _case(tmp_path, "second")
-    real_write = recorder.write_atomic
+    real_write = cassette_persister.write_atomic
 
     def disk_full(path, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(recorder, "write_atomic", disk_full)
+    monkeypatch.setattr(cassette_persister, "write_atomic", disk_full)
     with pytest.raises(HarnessError, match=r"cassettes/first.yaml: the recording could not be written \(OSError: "
                                            r"\[Errno 28\] No space left on device\); the committed cassette and golden "
                                            "are unchanged"):
@@ -54,7 +54,7 @@ def test_a_cassette_that_cannot_be_written_leaves_the_next_case_recording_whole(
     assert not (tmp_path / "cassettes" / "first.yaml").exists() and not first.golden_path.exists()
     assert not list((tmp_path / "cassettes").glob(".*")), "no staging file is left behind"
 
-    monkeypatch.setattr(recorder, "write_atomic", real_write)
+    monkeypatch.setattr(cassette_persister, "write_atomic", real_write)
     assert not run_case(second, _settings(tmp_path)).failures
     replayed = run_case(second, Settings(cassettes_dir=tmp_path / "cassettes", fixtures_dir=tmp_path,
                                          strict_cassettes=True))

@@ -172,7 +172,7 @@ def test_an_unkeyed_baseline_in_a_shared_folder_still_loads_and_is_no_orphan(sui
 
 
 def test_the_projects_own_baselines_load():
-    from rag_core.evals.orphans import baseline_orphans
+    from rag_core.evals.orphans import BaselineFiles
     from rag_core.evals.retrieval.gate import load_baseline
     from rag_core.evals.retrieval.suite import load_suite, suite_files
 
@@ -181,7 +181,7 @@ def test_the_projects_own_baselines_load():
         for retriever in suite.retrievers:
             baseline = load_baseline(suite, ROOT, retriever.name)
             assert baseline is not None and baseline["suite"] == suite.name, (suite.name, retriever.name)
-    assert baseline_orphans(suites, ROOT) == []
+    assert BaselineFiles(ROOT, ROOT / "fixtures" / "retrieval").orphans() == ([], None)
 
 
 # ----------------------------------------------- defect 4: files written meanwhile are never pruned

@@ -141,7 +141,8 @@ def test_an_unserved_endpoint_fails_the_recording_naming_it_and_scripting_it_rec
 
 
 def test_a_scripted_endpoint_that_names_no_method_and_path_is_a_case_file_error(tmp_path, monkeypatch):
-    from rag_core.evals.golden.case import CaseFileError, parse_case_file
+    from rag_core.evals.common.errors import CaseFileError
+    from rag_core.evals.golden.case_files import parse_case_file
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "menu.yaml").write_text(textwrap.dedent(CASE.format(id="menu", target="file_agent", answer=ANSWER))

@@ -217,7 +217,7 @@ def test_a_random_token_of_letters_alone_is_a_value_made_anew_each_run():
 
 
 def test_values_made_anew_each_run_are_named_with_both_values_and_rules_that_absorb_them():
-    from rag_core.evals.golden.case import NormalizeRule
+    from rag_core.evals.golden.normalize_rules import NormalizeRule
     from rag_core.evals.golden.normalizing import normalize
     from rag_core.evals.golden.volatile import volatile
 

@@ -16,8 +16,9 @@ import yaml
 from rag_core.evals.wire import parts, traffic
 from rag_core.evals.wire.exchange import Exchange
 from rag_core.providers import api_of
-from rag_core.evals.golden.case import case_files, load_expect, parse_case_file
-from rag_core.evals.recording.recorder import _json
+from rag_core.evals.golden.case import load_expect
+from rag_core.evals.golden.case_files import case_files, parse_case_file
+from rag_core.evals.recording.cassette_traffic import json_body
 from rag_core.evals.golden.runner import Settings, run_case
 
 from tests.recordings import interactions
@@ -47,8 +48,8 @@ def _exchanges(name: str) -> list[Exchange]:
         headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
         body = _body_text(response)
         stream = "event-stream" in str(headers.get("content-type", ""))
-        found.append(Exchange(request["method"], urlparse(request["uri"]).path, _json(request["body"]),
-                                   response["status"]["code"], body if stream else _json(body)))
+        found.append(Exchange(request["method"], urlparse(request["uri"]).path, json_body(request["body"]),
+                                   response["status"]["code"], body if stream else json_body(body)))
     return found
 
 
@@ -219,7 +220,7 @@ def test_tool_outputs_are_read_from_each_apis_request_shape():
 
 
 def test_ignore_selects_items_by_field_or_from_an_index_and_cuts_patterns_out_of_strings():
-    from rag_core.evals.golden.case import IgnoreRule, NormalizeRule
+    from rag_core.evals.golden.normalize_rules import IgnoreRule, NormalizeRule
     from rag_core.evals.golden.normalizing import normalize, without
 
     tools = [{"name": "think", "x": 1}, {"name": "search", "x": 2}, {"name": "analyze", "x": 3}, {"name": "think", "x": 4}]
@@ -239,7 +240,7 @@ def test_ignore_selects_items_by_field_or_from_an_index_and_cuts_patterns_out_of
 def test_a_pattern_that_is_not_a_regular_expression_is_a_case_error():
     from pydantic import ValidationError
 
-    from rag_core.evals.golden.case import IgnoreRule
+    from rag_core.evals.golden.normalize_rules import IgnoreRule
 
     with pytest.raises(ValidationError, match="(?s)pattern.*not a regular expression: missing \\)"):
         IgnoreRule(path="system_prompt", pattern="(<reasoning>")

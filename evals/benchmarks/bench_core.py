@@ -58,7 +58,7 @@ def main() -> None:
     import vcr
 
     from rag_core.evals.emulator.provider import ScriptedProvider
-    from rag_core.evals.golden.case import parse_case_file
+    from rag_core.evals.golden.case_files import parse_case_file
     from evals.scenarios import thai_recipes
     from rag_core import Agent
     from rag_core.models import OpenAIResponses

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag_core.evals.golden.case import parse_case_file
+from rag_core.evals.golden.case_files import parse_case_file
 from rag_core.evals.golden.runner import Settings, run_case
 
 ROOT = Path(__file__).resolve().parents[2]

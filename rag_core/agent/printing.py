@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rag_core.agent.events import ReasoningContent, RunCompleted, RunContent, ToolCallCompleted
 from rag_core.run_output import RunOutput
 
-if TYPE_CHECKING:
-    from rag_core.agent.agent import Agent
+
+class Runs(Protocol):
+    """What printing needs of an agent (``Agent`` is one): a run, streamed or not. A protocol, so
+    that the agent's module, which prints through this one, is not imported back."""
+
+    def run(self, input: str, stream: bool = False) -> Any: ...
 
 
 def _rule(title: str, out: Any) -> None:
@@ -35,7 +39,7 @@ def _steps(output: RunOutput, out: Any) -> None:
         _step(number, step, out)
 
 
-def print_run(agent: Agent, input: str, *, stream: bool, show_full_reasoning: bool, file: Any) -> RunOutput:
+def print_run(agent: Runs, input: str, *, stream: bool, show_full_reasoning: bool, file: Any) -> RunOutput:
     out = file or sys.stdout
     _rule("Message", out)
     print(input, file=out)

@@ -126,12 +126,12 @@ class GoldenFiles(_Files):
         self.owners = _Owners(self._case_files, self._read)
 
     def _case_files(self) -> list[Path]:
-        from rag_core.evals.golden.case import case_files
+        from rag_core.evals.golden.case_files import case_files
 
         return case_files(self.cases_dir) if self.cases_dir.is_dir() else []
 
     def _read(self, files: list[Path]) -> set[Path] | str:
-        from rag_core.evals.golden.case import parse_case_file
+        from rag_core.evals.golden.case_files import parse_case_file
         from rag_core.evals.common.errors import HarnessError
 
         cases, broken = [], 0
@@ -330,28 +330,6 @@ def golden_problem(path: Path) -> str | None:
     except (OSError, ValueError, yaml.YAMLError, ValidationError):  # ValueError: UnicodeDecodeError too
         return "not a golden"
     return None
-
-
-def golden_orphans(cases: Iterable[Any], cases_dir: Path, cassettes_dir: Path) -> list[Path]:
-    """Top-level cassettes and ``.golden.yaml`` files that belong to none of these cases and read
-    as what they are named (a cassette, a golden)."""
-    files = GoldenFiles(cases_dir, cassettes_dir)
-    owned = owned_by_cases(cases, cassettes_dir)
-    candidates = files.candidates()
-    return [p for p, real in zip(candidates, resolved_all(candidates))
-            if real not in owned and files.kind_problem(p) is None]
-
-
-def baseline_orphans(suites: Iterable[Any], root: Path) -> list[Path]:
-    """Baseline-shaped files in these suites' baseline folders that none of them reads: a folder
-    shared by several suites holds each one's files (see ``gate.baseline_file``)."""
-    from rag_core.evals.retrieval.gate import is_baseline
-
-    suites = list(suites)
-    owned = owned_by_suites(suites, root)
-    folders = {(root / s.baseline).resolve(): root / s.baseline for s in suites if s.baseline}
-    return [p for f in folders.values() if f.is_dir() for p in sorted(f.glob("*.json"))
-            if p.is_file() and p.resolve() not in owned and is_baseline(p)]
 
 
 def prune(files: _Files, paths: Iterable[Path], started_ns: int | None) -> tuple[list[Path], list[tuple[Path, str]]]:

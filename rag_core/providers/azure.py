@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from rag_core.providers.base import Provider
-from rag_core.providers.openai import route
+from rag_core.providers._openai_apis import route
 
 AZURE_OPENAI = Provider(
     name="azure", key_variables=("AZURE_OPENAI_API_KEY",),

@@ -10,17 +10,8 @@ from typing import Any
 from rag_core._optional import require
 from rag_core.errors import ModelProviderError
 from rag_core.providers._http import http_client_for, post_json
-from rag_core.providers.base import Provider, path_of
-
-
-def route(path: str) -> str | None:
-    path = path_of(path)
-    for suffix, api in (("/chat/completions", "openai-chat"), ("/responses", "openai-responses"),
-                        ("/embeddings", "openai-embeddings")):
-        if path.endswith(suffix):
-            return api
-    return None
-
+from rag_core.providers._openai_apis import route
+from rag_core.providers.base import Provider
 
 # the request options every SDK resource passes: authenticate with the bearer key (openai 2.x and
 # later send only the auth schemes a request names; 1.x always sends it)

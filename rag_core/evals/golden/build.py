@@ -8,7 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag_core.evals.golden.case import GoldenCase, KnowledgeSpec, ModelSpec, adapter_class
+from rag_core.evals.golden.case import GoldenCase, KnowledgeSpec
+from rag_core.evals.golden.model_spec import ModelSpec, adapter_class
 from rag_core.evals.common import validation_messages
 from rag_core.evals.common.errors import CaseFileError
 from rag_core.evals.common.imports import import_named

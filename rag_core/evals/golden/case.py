@@ -9,98 +9,41 @@ from machine-written snapshots):
   expected error).
 * ``<id>.golden.yaml`` – the snapshot, written by ``--update-goldens``: system prompt,
   user messages, tools, request bodies, tool calls, references, output and usage.
+
+This module is the schema of both files (``GoldenCase``, ``Expect``; ``model_spec`` and
+``normalize_rules`` hold two of its parts) and reads a golden; ``case_files`` reads case files.
 """
 
 from __future__ import annotations
 
-import difflib
-import functools
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import yaml
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator,
-                      model_validator)
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
-from rag_core.evals.emulator.script import ScriptEntry
 from rag_core.evals.common import validation_messages
 from rag_core.evals.common.errors import CaseFileError
 from rag_core.evals.common.modes import GOLDEN_SUFFIX
 from rag_core.evals.common.paths import shown
-from rag_core.evals.common.yaml_read import compose_nodes, line_of, load_bounded, load_with_lines, tab_problem
+from rag_core.evals.common.strict_model import StrictModel
+from rag_core.evals.common.yaml_read import line_of, load_bounded, load_with_lines, tab_problem
+from rag_core.evals.emulator.script import ScriptEntry
 from rag_core.evals.golden.judges import Metric
-from rag_core.providers import ADAPTED_APIS, adapter_of
+from rag_core.evals.golden.model_spec import ModelSpec
+from rag_core.evals.golden.normalize_rules import DEFAULT_RULES, IgnoreRule, NormalizeRule, checked_path
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def adapter_class(api: str) -> type:
-    """The model adapter a case's ``model.api`` names (``rag_core.providers``: each provider's adapters)."""
-    return adapter_of(api)
-
-
-# adapter fields a case may not set through options: model.id sets the id, keys come from the
-# environment (never from a file in the repository), and the HTTP clients are the SDK's own
-_HARNESS_OWNED = {"id", "api_key", "auth_token", "http_client", "async_http_client", "client", "client_params"}
-
-
-class ModelSpec(_Strict):
-    """Which adapter and model the case talks to, and adapter options (temperature, ...)."""
-
-    api: Literal[ADAPTED_APIS] = "openai-responses"  # type: ignore[valid-type]  (the providers' table)
-    id: str = "gpt-5.2"
-    options: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _options(self) -> ModelSpec:
-        """Options are checked against the adapter's own fields and types at load time, so a
-        mistyped option fails before anything is recorded."""
-        adapter = adapter_class(self.api)
-        known = _adapter_options(adapter)
-        for name, value in self.options.items():
-            if name not in known:
-                close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
-                raise ValueError(f"options.{name}: {adapter.__name__} has no option {name!r} " + (
-                    f"(did you mean {close[0]!r}?)" if close else f"(it has: {', '.join(sorted(known))})"))
-            try:
-                _option_validator(adapter, name).validate_python(value, strict=True)
-            except ValidationError as exc:
-                raise ValueError(f"options.{name}: {value!r} is not a valid {name} for {adapter.__name__} "
-                                 f"({exc.errors()[0]['msg']})") from None
-        return self
-
-
-@functools.cache
-def _adapter_options(adapter: type) -> dict[str, Any]:
-    """The options a case may set on ``adapter``, with their types: worked out once per adapter
-    (its annotations are strings, evaluated anew by every get_type_hints call, which cost about
-    a millisecond per case file)."""
-    import dataclasses
-    import typing
-
-    hints = typing.get_type_hints(adapter)
-    return {f.name: hints[f.name] for f in dataclasses.fields(adapter)
-            if f.init and not f.name.startswith("_") and f.name not in _HARNESS_OWNED}
-
-
-@functools.cache
-def _option_validator(adapter: type, name: str) -> TypeAdapter[Any]:
-    return TypeAdapter(_adapter_options(adapter)[name])
-
-
-class KnowledgeSpec(_Strict):
+class KnowledgeSpec(StrictModel):
     """A corpus from ``fixtures/corpora/<corpus>.yaml`` in an in-memory BM25 store."""
 
     corpus: str
     max_results: int = Field(10, ge=1)
 
 
-class ExpectedCall(_Strict):
+class ExpectedCall(StrictModel):
     name: str
     arguments: dict[str, Any] = Field(
         default_factory=dict, description="in a case file: the arguments the call must have (others may be there "
@@ -117,7 +60,7 @@ class ExpectedCall(_Strict):
         return call
 
 
-class ToolCallsExpect(_Strict):
+class ToolCallsExpect(StrictModel):
     """The trajectory: the tools called, in order or as a set, with their arguments, and how many
     calls there may be. Read from the wire, so it holds for agent and target cases alike."""
 
@@ -128,7 +71,7 @@ class ToolCallsExpect(_Strict):
     max: int | None = Field(None, ge=0, description="at most this many tool calls in the whole case")
 
 
-class OutputExpect(_Strict):
+class OutputExpect(StrictModel):
     equals: str | None = Field(None, description="the whole answer, exactly (case-sensitive)")
     contains: str | None = Field(None, description="a substring of the answer, case-sensitive (see icontains)")
     icontains: str | None = Field(None, description="a substring of the answer, ignoring case")
@@ -150,13 +93,13 @@ class OutputExpect(_Strict):
         return self
 
 
-class ErrorExpect(_Strict):
+class ErrorExpect(StrictModel):
     type: str = "ModelProviderError"
     status_code: int | None = None
     message: str | None = None  # must be contained in the error message
 
 
-class RetrievedExpect(_Strict):
+class RetrievedExpect(StrictModel):
     """Documents the turn's knowledge searches must have returned (``search_knowledge_base`` calls
     or traditional RAG): by document name, or by a text each must contain."""
 
@@ -173,7 +116,7 @@ class RetrievedExpect(_Strict):
         return self
 
 
-class JudgeSpec(_Strict):
+class JudgeSpec(StrictModel):
     """An LLM judge of the case's last answer; its calls are recorded in the case's cassette."""
 
     metric: Metric
@@ -188,7 +131,7 @@ class JudgeSpec(_Strict):
         return self
 
 
-class EmulatedVerdict(_Strict):
+class EmulatedVerdict(StrictModel):
     """What the emulator answers for one judge, when recording with --emulator."""
 
     score: float = Field(ge=0, le=1)
@@ -196,7 +139,7 @@ class EmulatedVerdict(_Strict):
     claims: list[dict[str, Any]] = Field(default_factory=list, description="{claim, supported, evidence}")
 
 
-class RepeatScript(_Strict):
+class RepeatScript(StrictModel):
     """The emulator's script for one repeat of ``--live --emulator``; what it leaves out is the case's."""
 
     emulate: list[ScriptEntry] | None = None
@@ -207,7 +150,7 @@ class RepeatScript(_Strict):
 USAGE_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_rounds")
 
 
-class Expect(_Strict):
+class Expect(StrictModel):
     """Every field is optional; only the fields present are checked."""
 
     system_prompt: str | None = None
@@ -250,54 +193,9 @@ class Expect(_Strict):
         return value
 
 
-def _regex(pattern: str | None) -> str | None:
-    try:
-        re.compile(pattern or "")
-    except re.error as exc:
-        raise ValueError(f"not a regular expression: {exc}") from None
-    return pattern
 
 
-# a path: dotted keys, with [*] (every item), [2] or [2:] (from an index), [name=x] (items by a field)
-_STEP = r"(?:[^.\[\]]+|\[(?:\*|\d+:?|[^\]=]+=[^\]]*)\])"
-_PATH = re.compile(rf"{_STEP}(?:\.?{_STEP})*")
-
-
-def _path(value: str) -> str:
-    """A malformed path (``requests[``) read as a shorter one and replaced a whole field."""
-    if not _PATH.fullmatch(value):
-        raise ValueError(f"{value!r} is not a path: dotted keys with [*], [2], [2:] or [name=value] steps, "
-                         "e.g. requests[*].input[0].content")
-    return value
-
-
-class NormalizeRule(_Strict):
-    """Replace the value at ``path`` (dotted, ``[*]`` for every list item) with ``placeholder``;
-    with ``pattern`` (a Python regular expression), only its matches inside the strings there."""
-
-    path: str
-    placeholder: str
-    pattern: str | None = None
-
-    _compiles = field_validator("pattern")(_regex)
-    _is_path = field_validator("path")(_path)
-
-
-class IgnoreRule(_Strict):
-    """For ``compare_with``: cut every match of ``pattern`` (a Python regular expression) out of
-    the strings at ``path``, on both sides (a block of a prompt one side words differently)."""
-
-    path: str
-    pattern: str
-
-    _compiles = field_validator("pattern")(_regex)
-    _is_path = field_validator("path")(_path)
-
-
-DEFAULT_RULES = [NormalizeRule(path="references[*].time", placeholder="<elapsed>")]
-
-
-class GoldenCase(_Strict):
+class GoldenCase(StrictModel):
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     description: str = ""
     tags: list[str] = Field(default_factory=list)
@@ -306,7 +204,7 @@ class GoldenCase(_Strict):
                                "golden fields are read from its provider traffic")
     compare_with: str | None = Field(None, description="another 'package.module:callable' run on the same input and "
                                      "emulator script; its traffic must match this case's (see ignore)")
-    ignore: list[Annotated[str, AfterValidator(_path)] | IgnoreRule] = Field(
+    ignore: list[Annotated[str, AfterValidator(checked_path)] | IgnoreRule] = Field(
         default_factory=list, description="what compare_with leaves out: paths (like normalize paths; [name=x] "
                                           "selects list items by a field, [2:] the items from index 2 on) or "
                                           "{path, pattern} cutting a regex's matches out of strings")
@@ -420,7 +318,9 @@ class GoldenCase(_Strict):
         return [n for n in (self.cassette_name(), self.compare_cassette_name()) if n is not None]
 
 
-def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path, root: Any = None) -> str:
+def located_problems(exc: ValidationError, data: Any, mappings: Any, path: Path, root: Any = None) -> str:
+    """Each problem of a case file (or, with ``root``, a golden) that did not validate, in the file's
+    terms, at its line: one per line."""
     problems = []
     for problem in validation_messages.problems(exc, data, GoldenCase if root is None else root):
         line = line_of(data, mappings, problem.path)
@@ -429,135 +329,9 @@ def _error_location(exc: ValidationError, data: Any, mappings: Any, path: Path, 
     return "\n".join(dict.fromkeys(problems))
 
 
-def parse_case_file(path: Path) -> list[GoldenCase]:
-    """The case(s) in a file: one, or two when ``stream: [false, true]`` asks for both variants.
-
-    A file read again with the same text gives the cases it gave (the orphan check at the end of a
-    session read every case file a second time, as long as collecting them had taken)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise CaseFileError(f"{shown(path)}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
-    except OSError as exc:
-        raise CaseFileError(f"{shown(path)}: cannot be read: {exc}") from exc
-    return list(_parsed(path, text))
-
-
-@functools.lru_cache(maxsize=65536)  # errors are not kept: their messages name the file from the working directory
-def _parsed(path: Path, text: str) -> tuple[GoldenCase, ...]:
-    try:
-        data, mappings = load_with_lines(path, text)
-    except yaml.YAMLError as exc:
-        tab = tab_problem(exc, text)
-        if tab is not None:
-            raise CaseFileError(f"{shown(path)}: {tab}") from None
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{shown(path)}:{mark.line + 1}" if mark else shown(path)
-        raise CaseFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
-    if not isinstance(data, dict):
-        raise CaseFileError(f"{shown(path)}: a case file must be a mapping of case fields, got {type(data).__name__}")
-    try:
-        case = GoldenCase.model_validate(data)
-    except ValidationError as exc:
-        raise CaseFileError(_error_location(exc, data, mappings, path)) from None
-    except RecursionError:
-        raise CaseFileError(f"{shown(path)}: it is nested more deeply than can be read") from None
-    case.source = path
-    if isinstance(case.stream, bool):
-        return (case,)
-    variants = []
-    for stream in dict.fromkeys(case.stream):
-        variant = case.model_copy(update={"id": f"{case.id}.{'stream' if stream else 'sync'}", "stream": stream})
-        variant.source = path
-        variants.append(variant)
-    return tuple(variants)
-
-
-def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
-    """For every case sharing its id, cassette or golden with another: the error naming both files.
-
-    Variants count: a plain ``s.sync`` and the sync variant of ``s`` would share a cassette
-    and a golden, and silently overwrite each other's recordings; so do compared subjects' cassettes
-    (a case ``s.compare`` would record into the ``compare_with`` cassette of ``s``)."""
-    owners: dict[tuple[str, str], GoldenCase] = {}
-    errors: dict[str, str] = {}
-    for case in cases:
-        for what, key in clash_keys(case):
-            other = owners.setdefault((what, key), case)
-            if other is not case and case.id not in errors:
-                message = (f"{shown(case.source)} and {shown(other.source)} both define a case with the {what} "
-                           f"{key!r} (a stream: [false, true] case is <id>.sync and <id>.stream); rename one")
-                errors[case.id] = message
-                errors.setdefault(other.id, message)
-    return errors
-
-
 def compare_cassette(name: str) -> str:
     """The cassette of a ``compare_with`` subject, beside the case's cassette ``name``."""
     return f"{name[:-5] if name.endswith('.yaml') else name}.compare.yaml"
-
-
-def clash_keys(case: GoldenCase) -> list[tuple[str, str]]:
-    """What a case owns alone: its id, its golden and its cassettes (see ``find_duplicates``)."""
-    return [("id", case.id), ("golden", case.golden_path.name)] + [("cassette", n) for n in case.cassette_names()]
-
-
-_ID = re.compile(r"^[A-Za-z0-9_.-]+$")  # GoldenCase.id's pattern
-
-
-@dataclass(frozen=True)
-class Skimmed:
-    """What a case file's top level says, read without validating the file: enough to know, under
-    ``--case``, that the file cannot be one of the selected cases nor clash with one (see
-    ``discovery.py``). ``keys`` holds every clash key the file can have if it is valid."""
-
-    id: str  # the test id the file gives if it is valid (a file that is not gives its stem instead)
-    keys: frozenset[tuple[str, str]]
-    tags: tuple[str, ...]
-
-
-def skim_case_file(path: Path) -> Skimmed | None:
-    """The top level of a case file, or None when only reading it whole can tell what tests it gives
-    (it is not YAML, or not a mapping; its id is not a plain string; ``stream:`` is not a plain
-    true or false, so it may give two tests; a merge key or a key written twice; not readable).
-
-    Only the node tree is composed (the C parser's, no values built, so an alias bomb is not
-    expanded): about a third of the cost of loading the file, and pydantic never runs."""
-    try:
-        root = compose_nodes(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError):
-        return None
-    if not isinstance(root, yaml.MappingNode):
-        return None
-    fields: dict[str, yaml.Node] = {}
-    for key, value in root.value:
-        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge" or key.value in fields:
-            return None
-        fields[key.value] = value
-
-    def text(name: str) -> str | None | bool:  # a plain string, None when absent, False for anything else
-        node = fields.get(name)
-        if node is None:
-            return None
-        return node.value if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str" else False
-
-    case_id, cassette = text("id"), text("cassette")
-    stream = fields.get("stream")
-    if not isinstance(case_id, str) or cassette is False or (
-            stream is not None and not (isinstance(stream, yaml.ScalarNode) and stream.tag == "tag:yaml.org,2002:bool")):
-        return None
-    names = [cassette or f"{case_id}.yaml"]
-    if "compare_with" in fields:
-        names.append(compare_cassette(names[0]))
-    keys = frozenset([("id", case_id), ("golden", f"{case_id}{GOLDEN_SUFFIX}")] + [("cassette", n) for n in names])
-    tags = fields.get("tags")
-    tag_names = tuple(t.value for t in tags.value if isinstance(t, yaml.ScalarNode)) if isinstance(
-        tags, yaml.SequenceNode) else ()
-    return Skimmed(case_id if _ID.match(case_id) else path.stem, keys, tag_names)
-
-
-def case_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.yaml") if not p.name.endswith(GOLDEN_SUFFIX))
 
 
 def read_golden(path: Path) -> str | None:
@@ -592,7 +366,7 @@ def load_expect(path: Path) -> Expect | None:
     try:
         return Expect.model_validate(data or {})
     except ValidationError as exc:
-        raise CaseFileError(_error_location(exc, data, mappings, path, Expect)) from None
+        raise CaseFileError(located_problems(exc, data, mappings, path, Expect)) from None
 
 
 def json_schema() -> dict[str, Any]:

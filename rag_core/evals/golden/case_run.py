@@ -11,7 +11,7 @@ from typing import Any
 from rag_core.evals.golden.case import Expect, GoldenCase
 from rag_core.evals.golden.judges import Judgement
 from rag_core.evals.recording.network import BlockedAttempt
-from rag_core.evals.recording.recorder import Pair
+from rag_core.evals.recording.cassette_traffic import Pair
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from rag_core.evals.common.errors import HarnessError
 
 if TYPE_CHECKING:
-    from rag_core.evals.golden.case import GoldenCase, Skimmed
+    from rag_core.evals.golden.case import GoldenCase
+    from rag_core.evals.golden.case_files import Skimmed
 
 # the error of a skimmed file's parameter: always deselected by --case, so never shown
 UNREAD = "not read: --case selects other cases"
@@ -45,7 +46,7 @@ def discover(folder: Path, wanted: list[str] | None = None) -> list[CaseRef]:
     ``stream: [false, true]`` file), or one failing with its error for a file that does not load
     or clashes with another. With ``wanted`` (``--case``), files that cannot matter to the
     selected cases are only skimmed."""
-    from rag_core.evals.golden.case import case_files, find_duplicates
+    from rag_core.evals.golden.case_files import case_files, find_duplicates
 
     files = case_files(folder)
     if wanted:
@@ -74,7 +75,7 @@ def tags_of(refs: list[CaseRef]) -> list[str]:
 
 
 def _parse(path: Path) -> list[GoldenCase] | str:
-    from rag_core.evals.golden.case import parse_case_file
+    from rag_core.evals.golden.case_files import parse_case_file
 
     try:
         return parse_case_file(path)
@@ -89,7 +90,7 @@ def _read_for(files: list[Path], wanted: list[str]) -> tuple[dict[Path, list[Gol
     is left, every file with a clash key of a file read whole. A skim's keys include every key
     the file has when valid, so the files read whole are closed under sharing a key: the clash
     errors of the selected cases come out of ``find_duplicates`` over them as over every file."""
-    from rag_core.evals.golden.case import clash_keys, skim_case_file
+    from rag_core.evals.golden.case_files import clash_keys, skim_case_file
 
     skims = {path: skim_case_file(path) for path in files}
     pending = [path for path, skim in skims.items()

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from rag_core.evals.emulator.script import ScriptedTurn
-from rag_core.evals.golden.case import GoldenCase, JudgeSpec, ModelSpec
+from rag_core.evals.golden.case import GoldenCase, JudgeSpec
+from rag_core.evals.golden.model_spec import ModelSpec
 from rag_core.evals.common.paths import shown
 from rag_core.evals.golden.judges import Judgement, judge
 

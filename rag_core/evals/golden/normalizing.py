@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rag_core.evals.golden.case import IgnoreRule, NormalizeRule
+from rag_core.evals.golden.normalize_rules import IgnoreRule, NormalizeRule
 
 # a path step: a dict key, or in brackets a list index, * (every item), N: (the items from index
 # N on) or key=value (the items whose key holds that value, e.g. tools[name=think])

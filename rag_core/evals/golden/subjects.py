@@ -10,7 +10,8 @@ from typing import Any
 from rag_core.evals.golden import judging
 from rag_core.evals.wire import traffic
 from rag_core.evals.golden.build import PROVIDER, build_agent, build_model
-from rag_core.evals.golden.case import GoldenCase, ModelSpec
+from rag_core.evals.golden.case import GoldenCase
+from rag_core.evals.golden.model_spec import ModelSpec
 from rag_core.evals.common.errors import CaseFileError
 from rag_core.evals.golden.fields import agent_fields, target_fields
 from rag_core.evals.common.raised import defined_at

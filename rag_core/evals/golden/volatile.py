@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from rag_core.evals.golden.case import NormalizeRule
+from rag_core.evals.golden.normalize_rules import NormalizeRule
 from rag_core.evals.golden.normalizing import normalize
 
 MIN_TOKEN = 8  # a random id is at least this long; the words and numbers a program edits mostly are not

@@ -38,7 +38,8 @@ from rag_core.evals.recording import cassette_format, seeded_randomness, stable_
 from rag_core.evals.recording.fix_commands import FixCommands
 from rag_core.evals.recording.network import BlockedAttempt, blocked_message, network_blocked
 from rag_core.evals.recording.provider_env import provider_environment
-from rag_core.evals.recording.recorder import EMULATOR_TARGET, CaseRecorder, Replay, require_key
+from rag_core.evals.recording.recorder import EMULATOR_TARGET, CaseRecorder, require_key
+from rag_core.evals.recording.cassette_traffic import Replay
 from rag_core.evals.recording.request_timeout import bounded_waits
 
 

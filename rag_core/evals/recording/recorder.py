@@ -20,32 +20,26 @@ credential refusal, a provider error, a crash, leaves the cassette as it was.
 
 from __future__ import annotations
 
-import http
-import json
 import os
 import shutil
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator
 
-from rag_core.evals.atomic import write_atomic
-from rag_core.evals.credentials import detector
-from rag_core.evals.recording import cassette_format, routing, stuck
 from rag_core.evals.common.errors import CassetteFileError, HarnessError, SecretInCassetteError
 from rag_core.evals.common.modes import RECORD_MODES, records
-from rag_core.evals.recording.network import is_loopback
-from rag_core.evals.recording.provider_env import KEY_VARIABLES
-from rag_core.evals.wire.exchange import Exchange
-from rag_core.evals.wire.traffic import binary_stream_apis
-from rag_core.evals.emulator.conditions import REFUSED_HEADER, Conditions
-from rag_core.evals.emulator.provider import Reply, ScriptedProvider
-from rag_core.evals.recording.throttling import RETRYABLE, Pushback, retried_away, retry_after
 from rag_core.evals.common.paths import shown
-from rag_core.evals.common.value_sizes import LargeValue, large_values
-from rag_core.providers import api_of
+from rag_core.evals.common.value_sizes import LargeValue
+from rag_core.evals.credentials import detector
+from rag_core.evals.emulator.conditions import Conditions
+from rag_core.evals.emulator.provider import ScriptedProvider
+from rag_core.evals.recording import cassette_format, routing, stuck
+from rag_core.evals.recording.cassette_persister import AtomicPersister
+from rag_core.evals.recording.emulated_answers import answer_in_process
+from rag_core.evals.recording.provider_env import KEY_VARIABLES
+from rag_core.evals.recording.cassette_traffic import Replay, drop_retried_away, json_body, observe_traffic
 
 
 # what a client reads from a response beyond its body: botocore reads an error's type from
@@ -57,60 +51,6 @@ EMULATOR_TARGET = cassette_format.EMULATOR_TARGET  # recorded_with.target of a c
 LABEL_HEADER = "rag-core-judge"
 
 
-def _json(body: Any) -> Any:
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    try:
-        return json.loads(body) if body else None
-    except ValueError:
-        return body
-
-
-def _exchange(request: Any, response: dict[str, Any]) -> Exchange:
-    body, status = response.get("body", {}).get("string"), int(response["status"]["code"])
-    if status < 400 and api_of(request.method, request.path) in binary_stream_apis():
-        # by its API, as the SDK reads it: recordings made elsewhere keep no content type
-        raw = body if isinstance(body, bytes) else (body or "").encode("utf-8")
-        return Exchange(request.method, request.path, _json(request.body), status, raw)
-    stream = "event-stream" in cassette_format.content_type(response.get("headers", {}))
-    if stream and isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    return Exchange(request.method, request.path, _json(request.body), status, body if stream else _json(body))
-
-
-def _vcr_response(reply: Reply) -> dict[str, Any]:
-    """An emulator reply as vcrpy hands a response to the client stubs it patches."""
-    headers = {"content-type": [reply.content_type], "content-length": [str(len(reply.body))]}
-    headers.update({name: [value] for name, value in reply.headers.items()})
-    return {"status": {"code": reply.status, "message": http.HTTPStatus(reply.status).phrase},
-            "headers": headers, "body": {"string": reply.body}}
-
-
-def _answer_in_process(cassette: Any, emulator: ScriptedProvider, conditions: Conditions | None) -> None:
-    """Let the emulator answer every request the cassette cannot play, as vcrpy would play a
-    recorded one, and record the answer (through the cassette's own filters and scrubbing);
-    ``conditions`` (latency, capacity) apply to each answer as a provider's load would."""
-    can_play, play = cassette.can_play_response_for, cassette.play_response
-
-    def answers(request: Any) -> bool:
-        return bool(can_play(request)) or not is_loopback(request.host)
-
-    def answer(request: Any) -> Any:
-        if can_play(request):  # new_episodes: an interaction the cassette already holds
-            return play(request)
-        if conditions is None:
-            reply = emulator.reply(request.method, request.path, request.body, request.headers)
-        else:
-            with conditions.admitted() as refusal:
-                reply = refusal or emulator.reply(request.method, request.path, request.body, request.headers)
-        response = _vcr_response(reply)
-        cassette.append(request, response)
-        return response
-
-    cassette.can_play_response_for = answers
-    cassette.play_response = answer
-
-
 def _then(first: Callable[[Any], Any], then: Callable[[Any], Any], item: Any) -> Any:
     """Two vcrpy filters in a row; a filter that returns None drops the interaction."""
     item = first(item)
@@ -120,21 +60,6 @@ def _then(first: Callable[[Any], Any], then: Callable[[Any], Any], item: Any) ->
 def _clean_response(response: dict[str, Any]) -> dict[str, Any]:
     response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_RESPONSE_HEADERS}
     return response
-
-
-def _drop_retried_away(cassette: Any, replay: Replay, transient: list[tuple[int, int]]) -> None:
-    """Keep out of the cassette and the run's exchanges each provider pushback (a 429 or 5xx from
-    the provider, or the emulator's conditions) that the client sent again with success: a
-    replay would make the client wait and retry for nothing, and the golden would pin weather."""
-    if not transient:
-        return
-    first = transient[0][0]
-    new = cassette.data[first:]
-    flags = retried_away([((r.method, r.path, r.body), int(resp["status"]["code"])) for r, resp in new])
-    dropped = [(at, exchange) for at, exchange in transient if flags[at - first]]
-    for at, exchange in sorted(dropped, reverse=True):
-        del cassette.data[at]
-        del replay.exchanges[exchange]
 
 
 def _filters_are_ours(recorder: Any, ours: Callable[[Any], Any]) -> bool:
@@ -161,78 +86,6 @@ def _filter_each_request_once(cassette: Any) -> None:
         return last[1]
 
     cassette._before_record_request = filtered
-
-
-class Pair(NamedTuple):
-    """A replayed request: the body sent now and the body of the recording it was paired with."""
-
-    path: str
-    sent: Any
-    recorded: Any
-
-
-@dataclass
-class Replay:
-    """What the cassette saw during a case."""
-
-    pairs: list[Pair] = field(default_factory=list)  # every replayed request, in order
-    unused: int = 0
-    # (method, path, status) of every interaction recorded in this run
-    recorded: list[tuple[str, str, int]] = field(default_factory=list)
-    # what the cassette says it was recorded with (target, sdk, date, script digest)
-    recorded_with: dict[str, Any] = field(default_factory=dict)
-    # every request and answer of the run, recorded or replayed, in the order sent
-    exchanges: list[Exchange] = field(default_factory=list)
-    # every retryable answer recorded in this run (a 429 the client retried with success included)
-    pushbacks: list[Pushback] = field(default_factory=list)
-
-
-class _Measured:
-    """``cassette_format`` as vcrpy's serializer, keeping the values of what it writes that are
-    large enough for the recording to warn about."""
-
-    def __init__(self) -> None:
-        self.large: list[LargeValue] = []
-
-    def serialize(self, data: dict[str, Any]) -> str:
-        out = cassette_format.encoded(data)
-        self.large = large_values(out)
-        return cassette_format.written(out)
-
-
-class _AtomicPersister:
-    """vcrpy's filesystem persister, writing the (staging) file atomically.
-
-    Nothing it meets is raised inside vcrpy: vcrpy saves inside its context manager's exit, and
-    an exception there leaves its HTTP-client patches in place, so the next case would record
-    into a cassette committed with part of its interactions. A credential refusal, or a write
-    that fails (a full disk, a file too large, an unwritable folder), is kept and raised by the
-    recorder once vcrpy has exited cleanly. A run given up (``CaseRecorder.end``) writes nothing."""
-
-    def __init__(self, ended: threading.Event, writing: threading.Lock) -> None:
-        self.refused: SecretInCassetteError | None = None
-        self.failed: Exception | None = None
-        self.large: list[LargeValue] = []  # the values of the file it wrote that a recording warns about
-        self.ended, self.writing = ended, writing
-
-    def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
-        from vcr.persisters.filesystem import FilesystemPersister
-
-        return FilesystemPersister.load_cassette(cassette_path, serializer)
-
-    def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
-        from vcr.serialize import serialize
-
-        measured = _Measured()  # the harness's serializer (``_opened`` names it), measuring what it writes
-        try:
-            with self.writing:
-                if not self.ended.is_set():
-                    write_atomic(Path(cassette_path), serialize(cassette_dict, measured))
-                    self.large = measured.large
-        except SecretInCassetteError as exc:
-            self.refused = exc
-        except Exception as exc:  # noqa: BLE001 (anything: see the class docstring)
-            self.failed = exc
 
 
 @contextmanager
@@ -326,7 +179,7 @@ class CaseRecorder:
             recorder.before_record_response = lambda response: _then(theirs_response, ours[1], response)
 
     def _body_matcher(self, first: Any, second: Any) -> None:
-        if self._strict_bodies() and _json(first.body) != _json(second.body):
+        if self._strict_bodies() and json_body(first.body) != json_body(second.body):
             raise AssertionError("request bodies differ")
 
     def commit(self) -> None:
@@ -351,107 +204,97 @@ class CaseRecorder:
         """The cassette around one subject's run: replayed, or recorded live, or (``emulator``
         given and the mode records) recorded with the emulator answering in-process, under
         ``conditions`` if given."""
-        import vcr
-
         try:
             self.check()
         except CassetteFileError as exc:
             raise CassetteFileError(f"{exc}; fix it, or record it again with --record-mode=rewrite", exc.text) from None
         recording = self.will_record
-        mode = "once" if self.mode == "rewrite" else self.mode
-        target = self.path
-        if recording:
-            self.discard()  # left over from a killed run
-            if self._starts_from_committed():
-                shutil.copyfile(self.path, self.staging)  # new interactions are added to a copy
-            target = self.staging
-        recorder = vcr.VCR(
-            record_mode=mode,
-            match_on=["method", "path", "json_body"],
-            before_record_request=self._before_record_request,
-            before_record_response=_clean_response,
-            decode_compressed_response=True,
-        )
-        recorder.register_serializer("rag_core", cassette_format)
-        persister = _AtomicPersister(self.ended, self._writing)
-        recorder.register_persister(persister)
-        recorder.register_matcher("json_body", self._body_matcher)
-        if self.configure is not None:
-            self._configured(recorder)
+        target = self._staged() if recording else self.path
+        recorder, persister = self._vcr()
         replay = Replay()
         try:
             with _opened(recorder, target, self.path.stem, save=self.keep) as cassette:
                 replay.recorded_with = dict(cassette.get_metadata("recorded_with", {}))
                 already = len(cassette.data)
                 if recording:
-                    meta = cassette.get_metadata("recorded_with", {})
-                    meta.clear()
-                    meta.update({"target": EMULATOR_TARGET if emulator is not None else "live provider API",
-                                 "sdk": sdk_version, "date": date.today().isoformat()})
-                    if emulator is not None and self.script_digest:
-                        meta["script"] = self.script_digest
-                original, original_append = cassette.play_response, cassette.append
-
-                def play_response(request: Any) -> Any:
-                    before = dict(cassette.play_counts)
-                    response = original(request)
-                    index = next(i for i, n in cassette.play_counts.items() if n != before.get(i, 0))
-                    replay.pairs.append(Pair(request.path, _json(request.body), _json(cassette.requests[index].body)))
-                    replay.exchanges.append(_exchange(request, response))
-                    return response
-
-                # recorded answers the client retried away may be dropped: (cassette index, exchange index)
-                transient: list[tuple[int, int]] = []
-
-                def append(request: Any, response: Any) -> None:
-                    count = len(cassette.data)
-                    status, headers = int(response["status"]["code"]), dict(response.get("headers") or {})
-                    original_append(request, response)
-                    if len(cassette.data) > count:
-                        replay.exchanges.append(_exchange(*cassette.data[-1]))
-                        if status in RETRYABLE:
-                            replay.pushbacks.append(Pushback(request.method, request.path, status,
-                                                             retry_after(headers, datetime.now(timezone.utc))))
-                            # the provider's weather, not a scripted answer (a case may script a 429)
-                            if emulator is None or REFUSED_HEADER in headers:
-                                transient.append((len(cassette.data) - 1, len(replay.exchanges) - 1))
-
-                # observe each replayed request (and what it was paired with) and each recorded one
-                cassette.play_response = play_response
+                    self._stamp(cassette, sdk_version, emulator)
+                transient = observe_traffic(cassette, replay, emulator)
                 # a project's own request filter may not give the same request twice: it runs as vcrpy runs it
                 if not recording and _filters_are_ours(recorder, self._before_record_request):
                     _filter_each_request_once(cassette)
-                cassette.append = append
                 if recording and emulator is not None:
-                    _answer_in_process(cassette, emulator, conditions)
+                    answer_in_process(cassette, emulator, conditions)
                 stuck.watch_requests(self, cassette)  # for a run with a time limit: its requests in flight
                 try:
                     yield replay
                 finally:
-                    _drop_retried_away(cassette, replay, transient)
+                    drop_retried_away(cassette, replay, transient)
                     if not recording:
                         replay.unused = len(cassette) - len(cassette.play_counts)
                     replay.recorded = [(r.method, r.path, int(resp["status"]["code"]))
                                        for r, resp in cassette.data[already:]]
-            if persister.refused is not None:
-                raise persister.refused
-            self.large = persister.large
-            if persister.failed is not None:
-                cause = persister.failed
-                raise HarnessError(f"{shown(self.path)}: the recording could not be written ({type(cause).__name__}: "
-                                   f"{cause}); the committed cassette and golden are unchanged")
+            self._raise_what_was_not_written(persister)
         except SecretInCassetteError as exc:
             self.discard()
-            raise HarnessError(
-                f"{shown(self.path)}: refusing to write the recording: it still contains what looks like a "
-                "credential:\n  " + "\n  ".join(str(f) for f in exc.findings[:20])
-                + "\nThe committed cassette and golden are unchanged. Headers, query parameters and URL passwords "
-                "are scrubbed automatically (add header names with the rag_core_scrub_headers ini option); remove "
-                "the credential from the case input or tool output it came from."
-            ) from None
+            raise HarnessError(_refusal(self.path, exc)) from None
         except BaseException:
             self.discard()
             raise
+
+    def _staged(self) -> Path:
+        """The staging file a recording goes into: a copy of the committed cassette when the mode
+        keeps what it holds, else nothing yet (``_starts_from_committed``)."""
+        self.discard()  # left over from a killed run
+        if self._starts_from_committed():
+            shutil.copyfile(self.path, self.staging)  # new interactions are added to a copy
+        return self.staging
+
+    def _vcr(self) -> tuple[Any, AtomicPersister]:
+        """vcrpy configured for this case: its mode, matching, scrubbing, serializer and persister,
+        then the project's hook."""
+        import vcr
+
+        recorder = vcr.VCR(
+            record_mode="once" if self.mode == "rewrite" else self.mode,
+            match_on=["method", "path", "json_body"],
+            before_record_request=self._before_record_request,
+            before_record_response=_clean_response,
+            decode_compressed_response=True,
+        )
+        recorder.register_serializer("rag_core", cassette_format)
+        persister = AtomicPersister(self.ended, self._writing)
+        recorder.register_persister(persister)
+        recorder.register_matcher("json_body", self._body_matcher)
+        if self.configure is not None:
+            self._configured(recorder)
+        return recorder, persister
+
+    def _stamp(self, cassette: Any, sdk_version: str, emulator: ScriptedProvider | None) -> None:
+        """What the recording is made with, in the cassette: target, SDK, date, script digest."""
+        meta = cassette.get_metadata("recorded_with", {})
+        meta.clear()
+        meta.update({"target": EMULATOR_TARGET if emulator is not None else "live provider API",
+                     "sdk": sdk_version, "date": date.today().isoformat()})
+        if emulator is not None and self.script_digest:
+            meta["script"] = self.script_digest
+
+    def _raise_what_was_not_written(self, persister: AtomicPersister) -> None:
+        """Once vcrpy has exited: the credential refusal or the write failure its persister kept."""
+        if persister.refused is not None:
+            raise persister.refused
+        self.large = persister.large
+        if persister.failed is not None:
+            cause = persister.failed
+            raise HarnessError(f"{shown(self.path)}: the recording could not be written ({type(cause).__name__}: "
+                               f"{cause}); the committed cassette and golden are unchanged")
+
+
+def _refusal(path: Path, exc: SecretInCassetteError) -> str:
+    return (f"{shown(path)}: refusing to write the recording: it still contains what looks like a credential:\n  "
+            + "\n  ".join(str(f) for f in exc.findings[:20])
+            + "\nThe committed cassette and golden are unchanged. Headers, query parameters and URL passwords are "
+            "scrubbed automatically (add header names with the rag_core_scrub_headers ini option); remove the "
+            "credential from the case input or tool output it came from.")
 
 
 def require_key(provider: str) -> None:

@@ -261,11 +261,6 @@ def release() -> None:
             _uninstall()
 
 
-def installed() -> bool:
-    with _ROUTES.lock:
-        return _ROUTES.stack is not None
-
-
 @contextmanager
 def own_run(name: str) -> Iterator[run_binding.Run]:
     """Begin a run of the case ``name`` in the calling thread: until its cassette opens, its
@@ -273,8 +268,3 @@ def own_run(name: str) -> Iterator[run_binding.Run]:
     ended before (``Run.end``), they are late."""
     with run_binding.running(name, fresh=True, cassette=NO_CASSETTE) as run:
         yield run
-
-
-def open_count() -> int:
-    with _ROUTES.lock:
-        return len(_ROUTES.open)

@@ -91,58 +91,71 @@ def _lm15_stubs(cassette: Any, package: str) -> list[Any]:
     if types is None:
         return []
     patches = []
-
-    def replay_sync(response: dict[str, Any]) -> Any:
-        def release(body_consumed: bool) -> None:
-            return None
-
-        return types.TransportResponse(status=int(response["status"]["code"]), reason=_reason(response),
-                                       headers=_headers(response), http_version="HTTP/1.1",
-                                       chunks=iter([_body(response)]), release=release)
-
-    def replay_async(response: dict[str, Any]) -> Any:
-        async def chunks() -> AsyncIterator[bytes]:
-            yield _body(response)
-
-        async def release(body_consumed: bool) -> None:
-            return None
-
-        return types.AsyncTransportResponse(status=int(response["status"]["code"]), reason=_reason(response),
-                                            headers=_headers(response), http_version="HTTP/1.1",
-                                            chunks=chunks(), release=release)
-
     if sync is not None:
-        send = sync.StdlibTransport.stream
-
-        def stream(transport: Any, request: Any) -> Any:
-            vcr_request = _vcr_request(request.method, request.url, request.headers, request.body)
-            response = _cassette_response(cassette, vcr_request)
-            if response is None:  # recording live: the client's own request, kept whole
-                with send(transport, request) as live:
-                    body = b"".join(live)
-                    response = _recorded(live.status, live.reason, list(live.headers), body)
-                cassette.append(vcr_request, response)
-            return replay_sync(response)
-
-        patches.append(mock.patch.object(sync.StdlibTransport, "stream", stream))
+        patches.append(_lm15_sync_patch(cassette, sync.StdlibTransport, types))
     if asynchronous is not None:
-        send_async = asynchronous.StdlibAsyncTransport._do_stream
-
-        async def do_stream(transport: Any, request: Any) -> Any:
-            vcr_request = _vcr_request(request.method, request.url, request.headers, request.body)
-            response = _cassette_response(cassette, vcr_request)
-            if response is None:
-                live = await send_async(transport, request)
-                try:
-                    body = b"".join([chunk async for chunk in live])
-                finally:
-                    await live.aclose()
-                response = _recorded(live.status, live.reason, list(live.headers), body)
-                cassette.append(vcr_request, response)
-            return replay_async(response)
-
-        patches.append(mock.patch.object(asynchronous.StdlibAsyncTransport, "_do_stream", do_stream))
+        patches.append(_lm15_async_patch(cassette, asynchronous.StdlibAsyncTransport, types))
     return patches
+
+
+def _lm15_sync_patch(cassette: Any, transport_class: Any, types: Any) -> Any:
+    """The sync transport's ``stream``, through the cassette."""
+    send = transport_class.stream
+
+    def stream(transport: Any, request: Any) -> Any:
+        vcr_request = _vcr_request(request.method, request.url, request.headers, request.body)
+        response = _cassette_response(cassette, vcr_request)
+        if response is None:  # recording live: the client's own request, kept whole
+            with send(transport, request) as live:
+                body = b"".join(live)
+                response = _recorded(live.status, live.reason, list(live.headers), body)
+            cassette.append(vcr_request, response)
+        return _lm15_response(types, response)
+
+    return mock.patch.object(transport_class, "stream", stream)
+
+
+def _lm15_async_patch(cassette: Any, transport_class: Any, types: Any) -> Any:
+    """The async transport's ``_do_stream``, through the cassette."""
+    send = transport_class._do_stream
+
+    async def do_stream(transport: Any, request: Any) -> Any:
+        vcr_request = _vcr_request(request.method, request.url, request.headers, request.body)
+        response = _cassette_response(cassette, vcr_request)
+        if response is None:
+            live = await send(transport, request)
+            try:
+                body = b"".join([chunk async for chunk in live])
+            finally:
+                await live.aclose()
+            response = _recorded(live.status, live.reason, list(live.headers), body)
+            cassette.append(vcr_request, response)
+        return _lm15_async_response(types, response)
+
+    return mock.patch.object(transport_class, "_do_stream", do_stream)
+
+
+def _lm15_response(types: Any, response: dict[str, Any]) -> Any:
+    """A cassette's response as lm15's sync transport returns one."""
+    def release(body_consumed: bool) -> None:
+        return None
+
+    return types.TransportResponse(status=int(response["status"]["code"]), reason=_reason(response),
+                                   headers=_headers(response), http_version="HTTP/1.1",
+                                   chunks=iter([_body(response)]), release=release)
+
+
+def _lm15_async_response(types: Any, response: dict[str, Any]) -> Any:
+    """A cassette's response as lm15's async transport returns one."""
+    async def chunks() -> AsyncIterator[bytes]:
+        yield _body(response)
+
+    async def release(body_consumed: bool) -> None:
+        return None
+
+    return types.AsyncTransportResponse(status=int(response["status"]["code"]), reason=_reason(response),
+                                        headers=_headers(response), http_version="HTTP/1.1",
+                                        chunks=chunks(), release=release)
 
 
 def stubs(cassette: Any, exclude: Iterable[str] = ()) -> Iterator[tuple[str, Any]]:

@@ -100,7 +100,7 @@ def render_live(data: list[dict[str, Any]]) -> str:
     from rag_core.evals.report.terminal import live_table
 
     cases = [CaseEntry.from_json(case) for case in data]
-    return "\n".join(["## rag-core live runs", "", *live_table(cases, quoted=True), ""])
+    return "\n".join(["## rag-core live runs", "", *live_table(cases, shown_id=code_cell), ""])
 
 
 def summary_data(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,

@@ -5,7 +5,7 @@ three cannot disagree on what a session did."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rag_core.evals.runs.schema import CaseEntry, Cost
 from rag_core.evals.runs.tally import tally_cases
@@ -42,16 +42,14 @@ def _no_usage(cases: Sequence[CaseEntry]) -> str:
     return f" (not counted: {shown}, whose provider reported no usage)"
 
 
-def live_table(cases: Sequence[CaseEntry], quoted: bool = False) -> list[str]:
+def live_table(cases: Sequence[CaseEntry], shown_id: Callable[[str], str] = str) -> list[str]:
     """Per case: passes of runs, pass rate against min_pass_rate, latency p50/p95, median tokens
-    (a markdown table, readable in a terminal too; ``quoted``: each case id a code span, as a
-    markdown summary holds it). Cases that failed before running show as such."""
-    from rag_core.evals.report.markdown import code_cell
-
+    (a markdown table, readable in a terminal too; ``shown_id``: how a case id is written in it,
+    as a code span in a markdown summary). Cases that failed before running show as such."""
     lines = ["| case | passed | pass rate | min | p50 s | p95 s | tokens/run | gate |",
              "|---|---|---|---|---|---|---|---|"]
     for case in cases:
-        name, live = code_cell(case.id) if quoted else case.id, case.live
+        name, live = shown_id(case.id), case.live
         if live is None:
             lines.append(f"| {name} | – | – | – | – | – | – | {'error' if case.status == 'failed' else 'skipped'} |")
             continue

@@ -121,15 +121,6 @@ def read_baseline(path: Path) -> dict[str, Any]:
     return data
 
 
-def is_baseline(path: Path) -> bool:
-    """Whether the file is baseline-shaped (only such a file is ever a baseline orphan)."""
-    try:
-        read_baseline(path)
-    except BaselineError:
-        return False
-    return True
-
-
 def load_baseline(suite: SuiteSpec, root: Path, retriever: str) -> dict[str, Any] | None:
     """This retriever's baseline, or None when it has none yet (or the suite keeps none).
 

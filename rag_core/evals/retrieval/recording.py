@@ -146,10 +146,8 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
     """``run(emulated)`` (which returns the retriever's ``Rankings``) recorded or replayed
     (``recording/play.py``); with notes worth a warning. RecordingError when the recording is
     missing, stale or cannot be made; what ``run`` raises (a RetrieverTargetError) otherwise."""
-    from rag_core.evals.common.errors import HarnessError
     from rag_core.evals.common.modes import records
     from rag_core.evals.recording.fix_commands import RetrieverCommands
-    from rag_core.evals.recording.play import PlayOptions, play
     from rag_core.evals.recording.recorder import CaseRecorder
 
     where = f"suite {suite}, retriever {retriever}"
@@ -165,87 +163,99 @@ def run_recorded(suite: str, retriever: str, depth: int, settings: ReplaySetting
     # a recording is made whole: under once, a cassette without its rankings is recorded again
     mode = ("rewrite" if settings.record_mode == "once" else settings.record_mode) if recording else "none"
     recorder = CaseRecorder(files.cassette, mode)
-    options = PlayOptions(settings.record_mode, settings.emulator, settings.block_network)
-    replayed_emulated = not recording and recorded is not None and recorded.emulated
-    ran = _Ran()
+    played = _played(where, recorder, settings, commands, files, f"{suite}/{retriever}", run,
+                     replays_emulated=not recording and recorded is not None and recorded.emulated)
     try:
-        with play(where, recorder, options, commands, guard_name=f"retrieval {suite}/{retriever}",
-                  emulated=replayed_emulated, needs=[files.rankings], seed=f"{suite}/{retriever}") as take:
-            # answered by the emulator now, or replayed from a recording it answered
-            ran.emulated = take.emulator is not None or replayed_emulated
-            with take.cassette():
-                try:
-                    ran.rankings = run(ran.emulated)
-                except Exception as exc:  # noqa: BLE001 (judged below, once vcrpy has let go)
-                    ran.error = exc
-    except HarnessError as exc:  # the recording is missing, or its cassette could not be read or written
-        raise RecordingError(str(exc)) from None
-    try:
-        _refuse(where, take, ran)
+        ranked = played.ranked_or_raise(where)
         if recording:
-            _commit(RecordedRankings(suite, retriever, depth, ran.emulated, ran.rankings.by_query), files, take)
-            return ran.rankings, []
+            _keep(where, played, files, RecordedRankings(suite, retriever, depth, played.emulated, ranked.by_query))
+            return ranked, []
     except BaseException:
         recorder.discard()
         raise
     assert recorded is not None
-    return ran.rankings, _replay_notes(where, recorded, ran, depth, settings, files, commands, take.replay)
+    _refuse_stale(where, recorded, ranked.by_query, depth, files, commands.rerecord(played.emulated))
+    notes = _changed_requests(where, played.take.replay, files, commands, played.emulated)
+    if notes and settings.strict:
+        raise RecordingError(notes[0])
+    return ranked, notes
 
 
 @dataclass
-class _Ran:
-    """What the retriever's run came to, inside its cassette."""
+class _Played:
+    """A retriever's run in its cassette (``play``): the take, and what the run gave or raised."""
 
-    rankings: Any = None
+    take: Any  # recording.play.Take
+    emulated: bool  # answered by the emulator now, or replayed from a recording it answered
+    ranked: Any = None
     error: BaseException | None = None
-    emulated: bool = False  # answered by the emulator, now or when it was recorded
+
+    def ranked_or_raise(self, where: str) -> Any:
+        """The rankings, once the run is known to count: RecordingError for a run the guard refused
+        or that sent a request its cassette does not hold; what the run raised, raised again."""
+        if self.take.blocked:
+            raise RecordingError(f"{where}: {self.take.refusal(None)}"
+                                 + ("; nothing was recorded" if self.take.recording else ""))
+        unrecorded = self.take.unrecorded(self.error)
+        if unrecorded is not None:
+            raise RecordingError(str(unrecorded))
+        if self.error is not None:
+            raise self.error
+        assert self.ranked is not None
+        return self.ranked
 
 
-def _refuse(where: str, take: Any, ran: _Ran) -> None:
-    """Raise when the run is not to be trusted: it reached for the network, sent a request its
-    cassette does not hold, or raised."""
-    if take.blocked:
-        raise RecordingError(f"{where}: {take.refusal(None)}" + ("; nothing was recorded" if take.recording else ""))
-    unrecorded = take.unrecorded(ran.error)
-    if unrecorded is not None:
-        raise RecordingError(str(unrecorded))
-    if ran.error is not None:
-        raise ran.error
+def _played(where: str, recorder: Any, settings: ReplaySettings, commands: Any, files: RecordingFiles, name: str,
+            run: Callable[[bool], Any], replays_emulated: bool) -> _Played:
+    """``run`` in its cassette; what it raises is kept for ``ranked_or_raise``, to be judged once
+    vcrpy has let go. RecordingError when the recording is missing or its cassette cannot be read
+    or written."""
+    from rag_core.evals.common.errors import HarnessError
+    from rag_core.evals.recording.play import PlayOptions, play
+
+    options = PlayOptions(settings.record_mode, settings.emulator, settings.block_network)
+    try:
+        with play(where, recorder, options, commands, guard_name=f"retrieval {name}", emulated=replays_emulated,
+                  needs=[files.rankings], seed=name) as take:
+            played = _Played(take, take.emulator is not None or replays_emulated)
+            with take.cassette():
+                try:
+                    played.ranked = run(played.emulated)
+                except Exception as exc:  # noqa: BLE001 (judged by ranked_or_raise, once vcrpy has let go)
+                    played.error = exc
+    except HarnessError as exc:
+        raise RecordingError(str(exc)) from None
+    return played
 
 
-def _commit(made: RecordedRankings, files: RecordingFiles, take: Any) -> None:
-    """A recording kept only whole: refused on an error status; the rankings staged, then the
-    cassette and the rankings committed together."""
+def _keep(where: str, played: _Played, files: RecordingFiles, rankings: RecordedRankings) -> None:
+    """A recording that counts, kept: the rankings staged, then the cassette and the rankings
+    committed together; nothing is written for a recording that must be refused."""
     from rag_core.evals.atomic import write_checked
     from rag_core.evals.credentials import CredentialError
 
-    where = f"suite {made.suite}, retriever {made.retriever}"
-    refused = take.refusal(None)
+    refused = played.take.refusal(None)
     if refused:
         raise RecordingError(f"{where}: recording failed, nothing was written: {refused}")
     staged = files.rankings.with_name(f".{files.rankings.name}.staged")
     try:
-        write_checked(staged, made.data(), rankings_text, staged_for=files.rankings)
+        write_checked(staged, rankings.data(), rankings_text, staged_for=files.rankings)
     except (CredentialError, OSError) as exc:
         raise RecordingError(f"{where}: recording failed, nothing was written: {exc}") from None
-    take.recorder.commit()
+    played.take.recorder.commit()
     os.replace(staged, files.rankings)
 
 
-def _replay_notes(where: str, recorded: RecordedRankings, ran: _Ran, depth: int, settings: ReplaySettings,
-                  files: RecordingFiles, commands: Any, replay: Any) -> list[str]:
-    """A replay's rankings must be the recorded ones (else it is stale); requests that changed are
-    worth a warning (a failure under --strict-cassettes)."""
-    stale = first_difference(recorded.rankings, ran.rankings.by_query)
-    if stale is not None:
-        if recorded.depth != depth:
-            stale += f" (recorded at depth {recorded.depth}; the suite's depth is {depth} now)"
-        raise RecordingError(f"{where}: stale recording: {stale} ({shown(files.rankings)}). If the change is "
-                             f"intended, record it again: {commands.rerecord(ran.emulated)}")
-    notes = _changed_requests(where, replay, files, commands, ran.emulated)
-    if notes and settings.strict:
-        raise RecordingError(notes[0])
-    return notes
+def _refuse_stale(where: str, recorded: RecordedRankings, now: dict[str, list[str]], depth: int,
+                  files: RecordingFiles, rerecord: str) -> None:
+    """RecordingError for a replay whose rankings are not the recorded ones."""
+    stale = first_difference(recorded.rankings, now)
+    if stale is None:
+        return
+    if recorded.depth != depth:
+        stale += f" (recorded at depth {recorded.depth}; the suite's depth is {depth} now)"
+    raise RecordingError(f"{where}: stale recording: {stale} ({shown(files.rankings)}). If the change is "
+                         f"intended, record it again: {rerecord}")
 
 
 def _changed_requests(where: str, replay: Any, files: RecordingFiles, commands: Any, emulated: bool) -> list[str]:

@@ -25,18 +25,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from rag_core.evals.common.paths import shown
+from rag_core.evals.common.strict_model import StrictModel
 from rag_core.evals.retrieval.metrics import parse_metric
 from rag_core.evals.retrieval.reading import brief, read_yaml, validation_problems
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DatasetSpec(_Strict):
+class DatasetSpec(StrictModel):
     beir: str | None = None
     split: str = "test"
     judged: str | None = None
@@ -48,7 +45,7 @@ class DatasetSpec(_Strict):
         return self
 
 
-class EmbedderSpec(_Strict):
+class EmbedderSpec(StrictModel):
     kind: Literal["local", "openai", "cohere"] = "local"
     id: str | None = None
     dimensions: int | None = None
@@ -62,7 +59,7 @@ KIND_NAMES = {"builtin": "built-in store (search_type:)", "target": "retriever t
               "run": "run file (run:)"}
 
 
-class RetrieverSpec(_Strict):
+class RetrieverSpec(StrictModel):
     """One retriever of a suite: a built-in store (``search_type:``), a retriever target
     (``target:``, any program's retriever), or the rankings of a run file (``run:``)."""
 
@@ -147,7 +144,7 @@ class RetrieverSpec(_Strict):
 SWEEPABLE = ("hybrid_rrf_k", "candidate_depth", "bm25_k1", "bm25_b", "exact", "reranker")
 
 
-class SweepSpec(_Strict):
+class SweepSpec(StrictModel):
     retriever: str
     grid: dict[str, list[Any]] = Field(min_length=1)
     # fail when the retriever's own setting scores below the best of the grid on this metric
@@ -163,7 +160,7 @@ class SweepSpec(_Strict):
         return value
 
 
-class UnmatchedShares(_Strict):
+class UnmatchedShares(StrictModel):
     """How much of what a retriever answers may match nothing in the dataset (0: none). Ids that
     match nothing score 0 as if the retriever had ranked badly: mostly they are a mistake (the
     wrong ``id_field:``, a run file of other ids), which must fail rather than pass or become a
@@ -174,7 +171,7 @@ class UnmatchedShares(_Strict):
     queries: float = Field(0.0, ge=0, le=1)  # of a run file's queries, those that match no judged query
 
 
-class SuiteSpec(_Strict):
+class SuiteSpec(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     description: str = ""
     dataset: DatasetSpec

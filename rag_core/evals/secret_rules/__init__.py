@@ -46,7 +46,7 @@ LEFT_OUT = {
     # any key-like name followed by a value (a 10-150 character run after "key", "token", "api",
     # "access"…): in provider traffic that is prompt_cache_key, idempotency_key, nextPageToken and
     # document keys, all hashes or ids. The detector's own key-like-name rules read the same
-    # places with the names that carry no secret left out (credentials._NOT_SECRET).
+    # places with the names that carry no secret left out (credentials/names.py, _NOT_SECRET).
     "generic-api-key": "values after any key-like name: the detector's own labelled rules read those",
 }
 

@@ -1,0 +1,61 @@
+"""How a recording reaches the disk: vcrpy's persister and serializer, writing the staging file
+atomically through the credential check, and keeping what they meet for the recorder to raise."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from rag_core.evals.atomic import write_atomic
+from rag_core.evals.common.errors import SecretInCassetteError
+from rag_core.evals.common.value_sizes import LargeValue, large_values
+from rag_core.evals.recording import cassette_format
+
+
+class _Measured:
+    """``cassette_format`` as vcrpy's serializer, keeping the values of what it writes that are
+    large enough for the recording to warn about."""
+
+    def __init__(self) -> None:
+        self.large: list[LargeValue] = []
+
+    def serialize(self, data: dict[str, Any]) -> str:
+        out = cassette_format.encoded(data)
+        self.large = large_values(out)
+        return cassette_format.written(out)
+
+
+class AtomicPersister:
+    """vcrpy's filesystem persister, writing the (staging) file atomically.
+
+    Nothing it meets is raised inside vcrpy: vcrpy saves inside its context manager's exit, and
+    an exception there leaves its HTTP-client patches in place, so the next case would record
+    into a cassette committed with part of its interactions. A credential refusal, or a write
+    that fails (a full disk, a file too large, an unwritable folder), is kept and raised by the
+    recorder once vcrpy has exited cleanly. A run given up (``CaseRecorder.end``) writes nothing."""
+
+    def __init__(self, ended: threading.Event, writing: threading.Lock) -> None:
+        self.refused: SecretInCassetteError | None = None
+        self.failed: Exception | None = None
+        self.large: list[LargeValue] = []  # the values of the file it wrote that a recording warns about
+        self.ended, self.writing = ended, writing
+
+    def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
+        from vcr.persisters.filesystem import FilesystemPersister
+
+        return FilesystemPersister.load_cassette(cassette_path, serializer)
+
+    def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
+        from vcr.serialize import serialize
+
+        measured = _Measured()  # the harness's serializer (``_opened`` names it), measuring what it writes
+        try:
+            with self.writing:
+                if not self.ended.is_set():
+                    write_atomic(Path(cassette_path), serialize(cassette_dict, measured))
+                    self.large = measured.large
+        except SecretInCassetteError as exc:
+            self.refused = exc
+        except Exception as exc:  # noqa: BLE001 (anything: see the class docstring)
+            self.failed = exc
