@@ -22,6 +22,11 @@ import rag_core.evals.golden.concurrent_runs  # noqa: E402,F401
 import rag_core.evals.golden.runner  # noqa: E402,F401
 
 from tests.golden_project import project  # noqa: E402,F401  (a fixture)
+import httpx  # noqa: E402
+
+# HTTPX's transport as the library defines it, taken before any cassette patches it (vcrpy's
+# stand-in copies its name and module: only identity tells them apart)
+UNPATCHED = httpx.HTTPTransport.handle_request
 
 # Case a leaves something running when a file ``late`` says so: ``thread`` or ``job`` (a job for
 # a pool made at import), then, with runs at once, the file whose existence says that case a has
@@ -210,7 +215,7 @@ def test_a_run_the_harness_ends_while_its_thread_still_runs_takes_no_more_reques
     assert [(x.case, x.what, x.address) for x in late_attempts()] == [("slow", "POST", url)]
     import httpx
 
-    assert httpx.HTTPTransport.handle_request.__module__.startswith("httpx.")  # no cassette open: patches undone
+    assert httpx.HTTPTransport.handle_request is UNPATCHED  # no cassette open: patches undone
 
 
 def test_late_attempts_round_trip_through_the_run_record():
