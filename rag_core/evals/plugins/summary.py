@@ -51,7 +51,7 @@ class GoldenSummary:
             lines = load
         else:
             terminalreporter.section("rag-core golden cases")
-            counts, *listed = golden_lines(cases)
+            counts, *listed = golden_lines(cases, accept_command(cases))
             lines = [counts, *load, *listed, *self._orphan_lines()]
         for line in lines:
             terminalreporter.write_line(line)
@@ -131,14 +131,24 @@ class GoldenSummary:
             if self.config.getoption("live"):
                 markdown.write_live(Path(path), self._cases())
             else:
-                markdown.write(Path(path), self._cases(), markdown.Links.from_environment(os.environ),
-                               [orphan.name for orphan in self._orphans()[0]], self.record.retriever_entries())
+                cases = self._cases()
+                markdown.write(Path(path), cases, markdown.Links.from_environment(os.environ),
+                               [orphan.name for orphan in self._orphans()[0]], self.record.retriever_entries(),
+                               accept=accept_command(cases))
         except (OSError, CredentialError) as exc:
             self.config.stash[SESSION]["report"] = (f"golden report: not written: {exc}", True)
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         else:
             self.config.stash[SESSION]["report"] = (f"markdown report: {path}", False)
+
+
+def accept_command(cases: list[Any]) -> str | None:
+    """The one command that accepts the change of every case that shows one (``CaseEntry.accept``):
+    those that failed, and those that passed with a stale cassette, which CI fails."""
+    from rag_core.evals.recording.fix_commands import accept_all
+
+    return accept_all([case.selector for case in cases if case.accept and (case.status == "failed" or case.stale)])
 
 
 class RetrievalSummary:
