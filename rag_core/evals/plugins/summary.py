@@ -34,6 +34,7 @@ class GoldenSummary:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self._shows():
             return
+        from rag_core.evals.recording.fix_commands import accept_cases
         from rag_core.evals.report.terminal import golden_lines, live_lines
 
         cases, state = self._cases(), self.config.stash[SESSION]
@@ -51,7 +52,7 @@ class GoldenSummary:
             lines = load
         else:
             terminalreporter.section("rag-core golden cases")
-            counts, *listed = golden_lines(cases, accept_command(cases))
+            counts, *listed = golden_lines(cases, accept_cases(cases))
             lines = [counts, *load, *listed, *self._orphan_lines()]
         for line in lines:
             terminalreporter.write_line(line)
@@ -125,6 +126,7 @@ class GoldenSummary:
         if not path or not self._shows():
             return
         from rag_core.evals.credentials import CredentialError
+        from rag_core.evals.recording.fix_commands import accept_cases
         from rag_core.evals.report import markdown
 
         try:  # added to the file: a CI job summary keeps what earlier commands of its step wrote
@@ -134,21 +136,13 @@ class GoldenSummary:
                 cases = self._cases()
                 markdown.write(Path(path), cases, markdown.Links.from_environment(os.environ),
                                [orphan.name for orphan in self._orphans()[0]], self.record.retriever_entries(),
-                               accept=accept_command(cases))
+                               accept=accept_cases(cases))
         except (OSError, CredentialError) as exc:
             self.config.stash[SESSION]["report"] = (f"golden report: not written: {exc}", True)
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         else:
             self.config.stash[SESSION]["report"] = (f"markdown report: {path}", False)
-
-
-def accept_command(cases: list[Any]) -> str | None:
-    """The one command that accepts the change of every case that shows one (``CaseEntry.accept``):
-    those that failed, and those that passed with a stale cassette, which CI fails."""
-    from rag_core.evals.recording.fix_commands import accept_all
-
-    return accept_all([case.selector for case in cases if case.accept and (case.status == "failed" or case.stale)])
 
 
 class RetrievalSummary:

@@ -14,9 +14,12 @@ pass, so that the next replay under ``CI`` is green (``golden/accepting.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from rag_core.evals.common.commands import pytest_command
+
+if TYPE_CHECKING:
+    from rag_core.evals.runs.schema import CaseEntry
 
 # at most this many failing cases are named one by one in the command that accepts them all; past
 # it the command names their test files (``--accept`` leaves a case that passes as it is)
@@ -56,6 +59,13 @@ def accept_all(selectors: Sequence[str]) -> str | None:
     if len(chosen) > NAMED_CASES:
         chosen = list(dict.fromkeys(selector.split("::", 1)[0] for selector in chosen))
     return pytest_command(chosen, ["--accept"])
+
+
+def accept_cases(cases: Sequence[CaseEntry]) -> str | None:
+    """The one command that accepts the change of every case of a run that shows one
+    (``CaseEntry.accept``): those that failed, and those that passed with a stale cassette, which
+    CI fails."""
+    return accept_all([case.selector for case in cases if case.accept and (case.status == "failed" or case.stale)])
 
 
 def record_again(selector: str, emulated: bool) -> str:
