@@ -246,6 +246,7 @@ def _merge(args: argparse.Namespace) -> int:
     import os
 
     from rag_core.evals.credentials import CredentialError
+    from rag_core.evals.recording.fix_commands import accept_cases
     from rag_core.evals.report import markdown
     from rag_core.evals.runs.merge import load_shards, merge
     from rag_core.evals.runs.schema import RecordError
@@ -260,7 +261,7 @@ def _merge(args: argparse.Namespace) -> int:
         path = RunStore(args.runs_dir).write(record)
         if args.summary is not None:  # added to the file, as --golden-report adds it
             markdown.write(args.summary, record.cases, markdown.Links.from_environment(os.environ),
-                           retrieval=record.retrieval)
+                           retrieval=record.retrieval, accept=accept_cases(record.cases))
     except CredentialError as exc:
         raise UsageError(" ".join(str(exc).split())) from None
     except OSError as exc:

@@ -94,6 +94,19 @@ def _assert_kept(project: pytest.Pytester, case_id: str, reviewed: bytes, lead: 
     assert "golden updated:" not in updated.stdout.str()
     assert _golden(project, case_id) == reviewed
 
+    # nor does the command that accepts a change: it is offered nowhere, and run anyway it keeps
+    # the golden and the cassette as they were
+    assert "--accept" not in replayed.stdout.str() and "--accept" not in updated.stdout.str()
+    cassette = (project.path / "cassettes" / f"{case_id}.yaml").read_bytes()
+    accepted = project.runpytest("evals", "-k", case_id, "--accept")
+    accepted.assert_outcomes(failed=1, deselected=len(CASES))
+    text = _failure_text(accepted, case_id)
+    assert text.startswith(f"{case_id}: {lead}\n  raised {where}"), text
+    assert f"fixtures/goldens/{case_id}.golden.yaml is kept as it was" in text
+    assert "accepted:" not in accepted.stdout.str()
+    assert _golden(project, case_id) == reviewed
+    assert (project.path / "cassettes" / f"{case_id}.yaml").read_bytes() == cassette
+
 
 def test_update_goldens_keeps_the_golden_of_a_target_called_with_the_wrong_signature(shop):
     reviewed = _golden(shop, "shop")

@@ -108,7 +108,7 @@ def test_editing_emulate_marks_the_cassette_stale_and_the_hint_fixes_it(project)
     result = project.runpytest("evals", "-k", "with_tool", "--strict-cassettes")
     result.assert_outcomes(failed=1, deselected=1)
     result.stdout.fnmatch_lines(["*stale cassette cassettes/with_tool.yaml: the case's emulate: script changed*"])
-    run_hint(project, result, "record it again: ")
+    run_hint(project, result, "if the change is intended: ")
     project.runpytest("evals", "--strict-cassettes").assert_outcomes(passed=2)
 
 
@@ -119,9 +119,11 @@ def test_a_changed_prompt_under_ci_prints_a_re_record_command_that_works(project
     result = project.runpytest("evals", "-k", "with_markdown")
     result.assert_outcomes(failed=1, deselected=1)
     text = result.stdout.str()
-    assert "stale cassette cassettes/with_markdown.yaml (request #1" in text
+    # the stale requests are the prompt edit the system prompt's diff shows: named, not shown again
+    assert "the same change shows up in fixtures/goldens/with_markdown.golden.yaml: requests; " \
+           "cassettes/with_markdown.yaml: request[0], request[1]" in text
     assert "current record mode" not in text  # vcrpy's own advice is never quoted
-    run_hint(project, result, "record it again: ")
+    run_hint(project, result, "if the change is intended: ")
     project.runpytest("evals").assert_outcomes(passed=2)
 
 

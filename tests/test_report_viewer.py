@@ -101,13 +101,30 @@ def test_a_person_finds_the_failing_case_reads_its_diff_and_finds_what_regressed
     page.screenshot(path=str(screenshots / "1-failed-filter.png"))
     page.click("#cases tbody tr[data-case=with_markdown] a")
     assert page.locator("#case-title").inner_text().startswith("with_markdown")
-    prompt = page.locator(".failure", has=page.locator("strong", has_text=":system_prompt")).first
-    assert prompt.locator("tr.chg td.l").inner_text() == "Be brief."
-    assert prompt.locator("tr.chg td.r").inner_text() == "Be very brief."
-    assert prompt.locator("tr.chg td.r mark").inner_text() == "very "  # the change within the line
-    assert texts(prompt, "pre.diff span.del") == ["-  Be brief."]
-    assert texts(prompt, "pre.diff span.add") == ["+  Be very brief."]
-    assert prompt.locator("pre.diff span.del").evaluate("e => getComputedStyle(e).backgroundColor") != "rgba(0, 0, 0, 0)"
+    # the prompt edit once, where it first shows up (the system prompt), side by side
+    assert page.locator(".detail > .failure").count() == 1
+    prompt = page.locator(".detail > .failure").first.locator(":scope > .body")
+    assert prompt.locator(":scope > table.sbs tr.chg td.l").inner_text() == "Be brief."
+    assert prompt.locator(":scope > table.sbs tr.chg td.r").inner_text() == "Be very brief."
+    assert prompt.locator(":scope > table.sbs tr.chg td.r mark").inner_text() == "very "  # the change within the line
+    unified = prompt.locator(":scope > details", has=page.locator("pre.diff"))
+    assert unified.get_attribute("open") is None  # the side by side shows it already: the terminal's diff on a click
+    unified.locator(":scope > summary").click()
+    assert texts(unified, "pre.diff span.del") == ["-  Be brief."]
+    assert texts(unified, "pre.diff span.add") == ["+  Be very brief."]
+    assert unified.locator("pre.diff span.del").evaluate("e => getComputedStyle(e).backgroundColor") != "rgba(0, 0, 0, 0)"
+    # the other places the same change shows up in are named, and each opens in place
+    same = prompt.locator(":scope > .same-change")
+    assert same.locator(":scope > .note").inner_text() == (
+        "the same change shows up in fixtures/goldens/with_markdown.golden.yaml: requests; "
+        "cassettes/with_markdown.yaml: request[0], request[1]")
+    others = same.locator(":scope > details.same")
+    assert texts(others, ":scope > summary") == ["fixtures/goldens/with_markdown.golden.yaml:requests",
+                                                 "cassettes/with_markdown.yaml:request[0]",
+                                                 "cassettes/with_markdown.yaml:request[1]"]
+    assert not others.nth(1).locator("table.sbs").is_visible()
+    others.nth(1).locator(":scope > summary").click()
+    assert others.nth(1).locator("tr.chg td.r").first.inner_text().strip() == "Be very brief."
     page.screenshot(path=str(screenshots / "2-case-diff.png"), full_page=True)
 
     # against the run before: the regressed case comes first, then the worst query of the worse retriever

@@ -133,7 +133,6 @@ def test_build_request_is_pure(knowledge):
 # ---------------------------------------------------------------- the body goes on the wire as built
 def _wire(send: object, model_class: type, body: dict, asynchronous: bool = False) -> tuple[bytes, dict[str, str]]:
     """What reaches the HTTP layer: the request bytes and headers (an in-process transport)."""
-    import asyncio
 
     import httpx2
 

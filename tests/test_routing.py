@@ -45,7 +45,7 @@ def test_two_runs_at_once_each_record_and_get_their_own_answers(tmp_path):
 
     def run(name: str) -> tuple[str, str]:
         recorder = CaseRecorder(tmp_path / f"{name}.yaml", "all")
-        with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)) as replay:
+        with recorder.use("sdk", ScriptedProvider([{"text": f"run {name}"}], seed=name)):
             both_open.wait(timeout=10)  # the other run's cassette is open too
             answer = _answer(httpx.post(URL, json=BODY))
             both_open.wait(timeout=10)

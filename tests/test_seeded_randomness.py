@@ -380,14 +380,15 @@ def test_a_value_the_harness_does_not_seed_fails_with_the_field_both_values_and_
     replayed = project.runpytest("evals", "--case", "unseeded")
     replayed.assert_outcomes(failed=1)
     out = replayed.stdout.str()
-    assert "differs from what the agent now sends) only in values made anew each run: metadata.request_id: " \
+    # said once, where the change is first shown (the golden's requests), with the cassette's request it makes stale
+    assert "cassettes/unseeded.yaml:request[0] differs only in values made anew each run: metadata.request_id: " \
            f"recorded '{recorded}', now 'req_" in out
     rules = _printed_rules(out)
     assert rules == ('normalize:\n  - {path: "requests[*].metadata.request_id", pattern: "(?<=req_)[0-9a-f]{32}", '
                      'placeholder: "<hex, per run>"}\n')
     case = project.path / "fixtures" / "goldens" / "unseeded.yaml"
     case.write_text(case.read_text() + rules)  # pasted as printed
-    project.runpytest(*_command_after(out, "then accept the golden: pytest ")).assert_outcomes(passed=1)
+    project.runpytest(*_command_after(out, "if the change is intended: pytest ", ", then review")).assert_outcomes(passed=1)
     assert _golden(project, "unseeded")["requests"][0]["metadata"] == {"request_id": "req_<hex, per run>",
                                                                         "app": "pantry"}
     project.runpytest("evals", "--case", "unseeded").assert_outcomes(passed=1)
@@ -413,7 +414,8 @@ def test_a_recording_made_without_seeding_is_made_again_by_the_printed_command(p
     stale.assert_outcomes(failed=1)
     out = stale.stdout.str()
     assert "only in values made anew each run: metadata.at_import: recorded" in out
-    command = _command_after(out, "which the harness seeds within a case, record it again: ", "; if it makes them")
+    assert "which the harness seeds within a case, recording it again makes them the same in every run" in out
+    command = _command_after(out, "if the change is intended: ", ", then review")
     assert command[0] == "pytest"
     project.runpytest(*command[1:]).assert_outcomes(passed=1)
     project.runpytest("evals", "--case", "random_ids").assert_outcomes(passed=1)

@@ -26,10 +26,24 @@ class Failure:
     # the diff's label, when not "<where>:<field>"; two labels for a diff of two subjects
     label: str | tuple[str, str] | None = None
     fix: str | None = None  # the command that fixes it, when one does
+    # one change shows up in several checks (a prompt edit: the system prompt, every request that
+    # carries it, each recorded request it makes stale); the first failure that shows it names the
+    # places of the others (``also``), each of which names it (``same_as``): see
+    # ``golden/checks/same_change.py``
+    also: tuple[str, ...] = ()
+    same_as: str | None = None
+    # what its message says of the change beyond the diff (the values in it made anew each run, and
+    # how to make them the same): the failure that shows the change says it too, if not this one
+    hint: str = ""
 
     @property
     def compares_values(self) -> bool:
         return self.golden is not _NO_VALUE
+
+    @property
+    def place(self) -> str:
+        """Where it is, as ``also`` and ``same_as`` name it: ``<file>:<field>``."""
+        return f"{self.where}:{self.field}" if self.where else self.field
 
     def diff(self) -> str:
         """The unified diff of the expected and the observed value ("" for a failure without values),
@@ -48,10 +62,22 @@ class Failure:
         return unified(self.label or f"{self.where}:{self.field}", self.golden, self.observed)
 
     def text(self) -> str:
-        """The failure as the terminal shows it: the message, its fix, then the diff."""
+        """The failure as the terminal shows it: the message, its fix, the diff, then the other
+        places the same change shows up in."""
         head = f"{self.message}; {self.fix}" if self.fix else self.message
-        diff = self.diff()
-        return f"{head}\n{diff}" if head and diff else head or diff
+        parts = [part for part in (head, self.diff().rstrip("\n")) if part]
+        if self.also:
+            parts.append(f"the same change shows up in {places(self.also)}")
+        return "\n".join(parts)
 
     def __str__(self) -> str:
         return self.text()
+
+
+def places(named: tuple[str, ...] | list[str]) -> str:
+    """Places (``<file>:<field>``) in a few words: each file once, with its fields."""
+    by_file: dict[str, list[str]] = {}
+    for place in named:
+        where, _, field = place.rpartition(":")
+        by_file.setdefault(where, []).append(field)
+    return "; ".join(f"{where}: {', '.join(fields)}" if where else ", ".join(fields) for where, fields in by_file.items())

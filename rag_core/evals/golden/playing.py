@@ -41,6 +41,7 @@ class Settings:
     strict_cassettes: bool = False
     block_network: bool = False
     update_goldens: bool = False
+    accept: bool = False  # --accept: a failing case's intended change is accepted (``accepting.py``)
     record_timeout: float = 60.0  # seconds a provider may take to answer one request while recording
     live: bool = False  # --live: run against the providers (or the emulator) and keep nothing
     repeat: int = 1  # --repeat: runs per case under --live
@@ -193,7 +194,7 @@ def _play(case: GoldenCase, settings: Settings, selector: str, cassette: Path, s
     played.problem = _recording_problem(case, played, agent_calls) if take.recording else None
     if take.live_recording and played.problem is not None:  # the user's environment again: without the case's dummy keys
         played.problem += recorded_live.note(error or judge_error, replay.recorded, os.environ, fix_commands.with_emulator(
-            selector, settings.record_mode, settings.update_goldens, settings.live), bool(case.emulate))
+            selector, settings.record_mode, settings.update_goldens, settings.live, settings.accept), bool(case.emulate))
     if settings.live:
         recorder.discard()  # a live run keeps nothing
     elif played.problem is not None:

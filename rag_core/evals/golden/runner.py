@@ -21,6 +21,7 @@ from rag_core.evals.golden import judging
 from rag_core.evals.golden.case import GoldenCase, load_expect, read_golden
 from rag_core.evals.golden.case_run import CaseRun
 from rag_core.evals.golden.checks import UNFINISHED, Findings, evaluate
+from rag_core.evals.golden.checks.same_change import grouped
 from rag_core.evals.golden.normalizing import normalize
 from rag_core.evals.golden.playing import Played, Settings, play_subjects
 from rag_core.evals.recording import fix_commands
@@ -44,6 +45,12 @@ class CaseResult:
     fixes: list[str] = field(default_factory=list)  # commands that fix the failures (not failures themselves)
     completed: bool = True  # False: the run raised or made no provider call (its first failure says which)
     pushbacks: list[Any] = field(default_factory=list)  # the provider's 429s and 5xx met while recording
+    emulated: bool = False  # its cassette was recorded, or is to be recorded, against the emulator
+    written: list[str] = field(default_factory=list)  # the files the run wrote: cassettes recorded, the golden
+    # the command that accepts its change (``fix_commands.accept``) when --accept has one to accept
+    # (a golden that differs or is missing, a stale cassette); None when it has not
+    accept: str | None = None
+    accepted: bool = False  # written by --accept (``accepting.py``)
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,8 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     recording = played.take.recording
     seen = observe_run(case, played, other, recording, selector)
     result = CaseResult(case.id, recorded=recording, wire=seen.wire, tokens=seen.observed["usage"].get("total_tokens", 0),
-                        pushbacks=played.replay.pushbacks + (other.replay.pushbacks if other is not None else []))
+                        pushbacks=played.replay.pushbacks + (other.replay.pushbacks if other is not None else []),
+                        emulated=bool(case.emulate) or played.take.emulated)
     for each in (played, other):
         if each is not None and each.take.at_import:
             result.notes.append(f"{each.who}: while its module was imported, the network guard refused "
@@ -116,26 +124,39 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
     if recording:
         for each in recorders:
             each.commit()
+        result.written += [shown(each.path) for each in recorders]
     if staged is not None:
         os.replace(staged, golden_path)
+        result.written.append(shown(golden_path))
     result.notes += _large_values(case, recorders if recording else [], seen.observed if staged is not None else None)
-    result.stale = found.stale
+    result.stale = grouped(found.stale)
     result.failures += found.how_it_went
+    rerecorded = bool(found.stale) or any(failure.check in _RECORDED_AGAIN for failure in found.how_it_went)
+    if rerecorded or found.golden_changed or (golden is None and text is None):
+        result.accept = fix_commands.accept(selector)
     if text is not None:  # just written
-        result.failures += found.snapshot + found.hand_written
+        result.failures = grouped(result.failures + found.snapshot + found.hand_written)
         return result
     if golden is None:
         result.failures.append(Failure("golden", "golden", shown(golden_path), "",
                                        f"{shown(golden_path)}: no golden file yet; write it with "
-                                       f"{fix_commands.update_goldens(selector)} and review it"))
-    if found.golden_changed and golden is not None and not found.stale:
-        # only a golden's own fields are what --update-goldens rewrites; with a stale cassette the
-        # re-record command (in the stale report) is the one that works
-        result.fixes.append(f"if the change is intended: {fix_commands.update_goldens(selector)}, then review the golden diff")
-    result.failures += found.snapshot + found.hand_written  # hand-written: --update-goldens changes none
-    if found.stale and (settings.strict_cassettes or found.snapshot):
-        result.failures += found.stale
+                                       f"{result.accept}, then review it"))
+    stale_fail = bool(found.stale) and (settings.strict_cassettes or bool(found.snapshot))
+    if found.golden_changed or stale_fail or any(failure.check in _RECORDED_AGAIN for failure in result.failures):
+        # one fix for the case, whatever its change shows up in: a stale cassette's own fix is this
+        # command too, so a failure that repeats it says it no more
+        note = fix_commands.live_note(result.emulated) if rerecorded else ""
+        result.fixes.append(f"if the change is intended: {result.accept}{note}, then review the diff (git diff)")
+        result.failures = [dataclasses.replace(f, fix=None) if f.check in _RECORDED_AGAIN else f for f in result.failures]
+    result.failures += found.snapshot + found.hand_written  # hand-written: --accept changes none
+    if stale_fail:
+        result.failures += [dataclasses.replace(f, fix=None) for f in found.stale]
+    result.failures = grouped(result.failures)
     return result
+
+
+# failures whose fix is to record the cassette again, which --accept does
+_RECORDED_AGAIN = ("stale", "unused")
 
 
 def _staged_golden(case: GoldenCase, seen: Observation, text: str | None, result: CaseResult) -> Path | None:
@@ -187,7 +208,7 @@ def _not_completed(found: Findings, seen: Observation, result: CaseResult, setti
     summed_up = ([f for f in how if f.check not in (*UNFINISHED, "network")] + found.stale
                  + [f for f in compared if not any(f is kept for kept in shown_too)])
     notes = []
-    if settings.update_goldens or seen.recording:
+    if settings.update_goldens or settings.accept or seen.recording:
         golden = shown(case.golden_path)
         notes.append(f"{golden} is kept as it was: a golden is written only from a run that completed"
                      if case.golden_path.exists() else
@@ -202,7 +223,7 @@ def _not_completed(found: Findings, seen: Observation, result: CaseResult, setti
                      + "; ".join(f"{where}: {', '.join(whats)}" for where, whats in named.items()))
     leads[0] = dataclasses.replace(leads[0], message="\n  ".join([leads[0].message, *notes]))
     result.failures = leads + shown_too
-    result.stale, result.fixes, result.completed = [], [], False
+    result.stale, result.fixes, result.completed, result.accept = [], [], False, None
     return result
 
 

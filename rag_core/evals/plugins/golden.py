@@ -18,7 +18,7 @@ import pytest
 
 from rag_core.evals.golden.discovery import CaseRef  # a test's parameter: a case, or a case file's error
 from rag_core.evals.plugins import options
-from rag_core.evals.plugins.golden_harness import SESSION, GoldenHarness, live_journal
+from rag_core.evals.plugins.golden_harness import HEADLINE, SESSION, GoldenHarness, live_journal
 from rag_core.evals.recording import seeded_randomness
 
 # now, as pytest loads its plugins: before conftest.py and the project's modules are imported, so
@@ -151,6 +151,7 @@ def golden_settings(request: pytest.FixtureRequest) -> Any:
         strict_cassettes=bool(os.environ.get("CI")) if strict is None else strict,
         block_network=bool(config.getoption("block_network", False)),
         update_goldens=config.getoption("update_goldens"),
+        accept=config.getoption("accept"),
         record_timeout=config.getoption("record_timeout"),
         live=config.getoption("live"),
         repeat=config.getoption("repeat"),
@@ -176,6 +177,18 @@ def _conditions(config: pytest.Config) -> Any:
 @pytest.fixture
 def golden_harness(golden_settings: Settings, request: pytest.FixtureRequest) -> GoldenHarness:
     return GoldenHarness(golden_settings, request.node)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed case's line in pytest's short summary is its headline (``golden_harness.HEADLINE``):
+    under CI pytest prints the whole failure there again, every diff a second time."""
+    report = yield
+    headline = item.stash.get(HEADLINE, None)
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if headline is not None and report.failed and call.when == "call" and crash is not None:
+        crash.message = headline
+    return report
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:

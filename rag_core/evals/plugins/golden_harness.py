@@ -18,6 +18,9 @@ if TYPE_CHECKING:  # imported lazily below: a project without golden cases never
     from rag_core.evals.golden.playing import Settings
 
 SESSION = pytest.StashKey[dict[str, Any]]()  # the golden plugin's state of one session
+# a failed case's report in one line, for pytest's short summary (which repeats a whole failure
+# under CI): ``golden.pytest_runtest_makereport`` puts it there
+HEADLINE = pytest.StashKey[str]()
 
 
 def _concurrent(node: pytest.Item, settings: Settings) -> Any:
@@ -68,7 +71,7 @@ class GoldenHarness:
         if ref.error is not None:
             pytest.fail(ref.error, pytrace=False)
         from rag_core.evals.credentials import CredentialError
-        from rag_core.evals.common.errors import HarnessError
+        from rag_core.evals.common.errors import HarnessError, UnrecordedRequestError
         from rag_core.evals.golden.live_runs import LiveRunsStopped
         from rag_core.evals.golden.runner import run_case
 
@@ -91,9 +94,16 @@ class GoldenHarness:
 
                 routing.keep_installed()  # for the next case to replay; released before any other test
                 with fewer_collections():
-                    result = run_case(ref.case, self.settings, _selector(self.node))
+                    if self.settings.accept:
+                        from rag_core.evals.golden.accepting import accept_case
+
+                        result = accept_case(ref.case, self.settings, _selector(self.node))
+                    else:
+                        result = run_case(ref.case, self.settings, _selector(self.node))
         except (HarnessError, CredentialError, LiveRunsStopped) as exc:
             problem = str(exc)
+            if isinstance(exc, UnrecordedRequestError) and not self.settings.accept:  # what --accept records
+                self.node.user_properties.append(("rag_core_case", {"id": ref.case.id, "accept": True}))
         else:
             problem = None
         finally:
@@ -102,12 +112,28 @@ class GoldenHarness:
             pytest.fail(problem, pytrace=False)
         self.node.user_properties += case_properties(result)
         if result.failures:
-            # a run that did not complete leads with why (its exception), not with a count of checks
-            count = "" if not result.completed else f"{len(result.failures)} check(s) failed\n\n"
-            head = f"{ref.case.id}: {count}"
-            pytest.fail(head + "\n\n".join([failure.text() for failure in result.failures] + result.fixes), pytrace=False)
-        for report in [failure.text() for failure in result.stale] + result.notes:
+            self._fail(ref.case.id, result)
+        from rag_core.evals.golden.checks.same_change import leading
+
+        for report in [failure.text() for failure in leading(result.stale)] + result.notes:
             self.node.warn(pytest.PytestWarning(report))
+
+    def _fail(self, case_id: str, result: Any) -> None:
+        """Fail the test with the case's failures, each change once (``same_change.py``), then its fixes."""
+        from rag_core.evals.golden.checks.same_change import leading
+
+        shown = leading(result.failures)
+        if not result.completed:  # a run that did not complete leads with why (its exception), not a count
+            head = f"{case_id}: "
+            lead = shown[0]
+            self.node.stash[HEADLINE] = f"{case_id}: {lead.message.splitlines()[0] if lead.message else lead.place}"
+        else:
+            changes = "" if len(shown) == len(result.failures) else (
+                f": {len(shown)} change(s), each shown once, where it first shows up")
+            head = f"{case_id}: {len(result.failures)} check(s) failed{changes}\n\n"
+            named = ", ".join(failure.place for failure in shown[:3]) + (" …" if len(shown) > 3 else "")
+            self.node.stash[HEADLINE] = f"{case_id}: {len(result.failures)} check(s) failed: {named}"
+        pytest.fail(head + "\n\n".join([failure.text() for failure in shown] + result.fixes), pytrace=False)
 
     def _report_late_attempts(self) -> None:
         """What an earlier case left running (a thread it started, a job it submitted) stays that
@@ -148,6 +174,8 @@ def case_properties(result: Any) -> list[tuple[str, Any]]:
     properties: list[tuple[str, Any]] = [("rag_core_case", {
         "id": result.case_id, "updated": result.updated, "new": result.new_golden, "recorded": result.recorded,
         "stale": bool(result.stale), "tokens": result.tokens,
+        # what --accept changes for it (its command, built from the test's node id), what it wrote
+        "accept": result.accept is not None, "accepted": result.accepted, "written": list(result.written),
         # model calls were made and none of their responses counted tokens: "stream" when they were streamed
         "no_usage": _no_usage_of(result.wire),
     })]

@@ -27,6 +27,10 @@ def add_golden_options(parser: pytest.Parser, pluginmanager: pytest.PytestPlugin
     group = parser.getgroup(*GROUP)
     group.addoption("--update-goldens", action="store_true", default=False,
                     help="write what each case observed into its .golden.yaml instead of comparing")
+    group.addoption("--accept", action="store_true", default=False,
+                    help="accept the change each failing case shows: record its stale cassettes again (against the "
+                         "emulator where they were recorded there; live, with the provider's key, where not) and write "
+                         "its golden, so that the next replay under CI is green; passing cases are left as they are")
     if not _pytest_recording_active(pluginmanager):  # else its --record-mode and --block-network, same meaning
         group.addoption("--record-mode", default="none", choices=RECORD_MODES,
                         help="cassette record mode: none (replay only, default), once, new_episodes, all, rewrite")
@@ -169,6 +173,8 @@ def check_golden_options(config: pytest.Config) -> Any:
         raise pytest.UsageError(f"--record-timeout={timeout:g}: give a number of seconds above 0")
     if live and (config.getoption("update_goldens") or record_mode(config) != "none"):
         raise pytest.UsageError("--live writes no cassette or golden: drop --update-goldens and --record-mode")
+    if config.getoption("accept", False):
+        _check_accept_options(config, live)
     report = config.getoption("golden_report", None)
     if report:
         writable_report_path("--golden-report", report)
@@ -201,6 +207,16 @@ def _case_timeouts(config: pytest.Config) -> Any:
         sys.stderr.flush()
 
     return dataclasses.replace(timeouts, say=say)
+
+
+def _check_accept_options(config: pytest.Config, live: bool) -> None:
+    """--accept decides per case whether to record: it takes no record mode of its own."""
+    if live:
+        raise pytest.UsageError("--accept writes cassettes and goldens, --live writes none: drop one of them")
+    if record_mode(config) != "none":
+        raise pytest.UsageError("--accept records again the cassettes it must (and only those): drop --record-mode")
+    if config.getoption("update_goldens"):
+        raise pytest.UsageError("--accept writes the goldens of the cases it accepts: drop --update-goldens")
 
 
 def _check_live_options(config: pytest.Config, live: bool) -> None:

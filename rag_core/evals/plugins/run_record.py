@@ -132,7 +132,7 @@ class RunCollector:
         options = RunOptions(record_mode=record_mode(config), emulator=bool(config.getoption("emulator", False)),
                              live=bool(config.getoption("live", False)), repeat=int(config.getoption("repeat", 1)),
                              update_goldens=bool(config.getoption("update_goldens", False)),
-                             args=_arguments(config.invocation_params.args))
+                             args=_arguments(config.invocation_params.args), accept=bool(config.getoption("accept", False)))
         record = RunRecord(id=new_id(), started=self.started.isoformat(timespec="seconds").replace("+00:00", "Z"),
                            seconds=time.monotonic() - self.clock, exit_status=exit_status,
                            git=git_state(Path(config.rootpath)), options=options)
@@ -147,7 +147,7 @@ class RunCollector:
     def case_entries(self) -> list[Any]:
         """The golden cases of the session as the record keeps them (bounded, credentials withheld):
         what ``--golden-report``'s markdown summary shows too."""
-        return [_case(parts) for parts in self.cases.values()]
+        return [_case(parts, nodeid) for nodeid, parts in self.cases.items()]
 
     def retriever_entries(self) -> list[Any]:
         from rag_core.evals.runs.retrieval import retriever_entry
@@ -166,7 +166,7 @@ def _arguments(args: tuple[str, ...] | list[str]) -> list[str]:
     return [withheld_text(str(arg)[:ARG_LIMIT]) for arg in args]
 
 
-def _case(parts: _CaseParts) -> Any:
+def _case(parts: _CaseParts, nodeid: str = "") -> Any:
     from rag_core.evals.runs.failures import live_summary, withheld_text
     from rag_core.evals.runs.schema import CaseEntry, FailureEntry
 
@@ -187,4 +187,6 @@ def _case(parts: _CaseParts) -> Any:
                      fixes=list(parts.failures.get("fixes", [])), reason=reason,
                      live=live_summary(parts.live) if parts.live else None,
                      golden="new" if info.get("new") else "updated" if info.get("updated") else "",
-                     cut_short=parts.cut_short, no_usage=info.get("no_usage") or "")
+                     cut_short=parts.cut_short, no_usage=info.get("no_usage") or "", selector=withheld_text(nodeid),
+                     accept=bool(info.get("accept")), accepted=bool(info.get("accepted")),
+                     written=[withheld_text(str(path)) for path in info.get("written", [])])

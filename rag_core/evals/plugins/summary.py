@@ -34,6 +34,7 @@ class GoldenSummary:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self._shows():
             return
+        from rag_core.evals.recording.fix_commands import accept_cases
         from rag_core.evals.report.terminal import golden_lines, live_lines
 
         cases, state = self._cases(), self.config.stash[SESSION]
@@ -51,7 +52,7 @@ class GoldenSummary:
             lines = load
         else:
             terminalreporter.section("rag-core golden cases")
-            counts, *listed = golden_lines(cases)
+            counts, *listed = golden_lines(cases, accept_cases(cases))
             lines = [counts, *load, *listed, *self._orphan_lines()]
         for line in lines:
             terminalreporter.write_line(line)
@@ -125,14 +126,17 @@ class GoldenSummary:
         if not path or not self._shows():
             return
         from rag_core.evals.credentials import CredentialError
+        from rag_core.evals.recording.fix_commands import accept_cases
         from rag_core.evals.report import markdown
 
         try:  # added to the file: a CI job summary keeps what earlier commands of its step wrote
             if self.config.getoption("live"):
                 markdown.write_live(Path(path), self._cases())
             else:
-                markdown.write(Path(path), self._cases(), markdown.Links.from_environment(os.environ),
-                               [orphan.name for orphan in self._orphans()[0]], self.record.retriever_entries())
+                cases = self._cases()
+                markdown.write(Path(path), cases, markdown.Links.from_environment(os.environ),
+                               [orphan.name for orphan in self._orphans()[0]], self.record.retriever_entries(),
+                               accept=accept_cases(cases))
         except (OSError, CredentialError) as exc:
             self.config.stash[SESSION]["report"] = (f"golden report: not written: {exc}", True)
             if session.exitstatus == 0:

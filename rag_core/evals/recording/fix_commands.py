@@ -4,17 +4,30 @@ built here, and tests run each one to check that it ends green.
 A command selects exactly the failing case by its pytest node id (``-k`` would also match
 every case whose id contains the same words), and records against the emulator when the case
 is emulated (it has an ``emulate:`` script, or its cassette was recorded against the emulator).
+
+A change the user means (a prompt, a tool's docstring, the emulator's script) is accepted by one
+command, ``--accept``, whatever it touched: it records the stale cassettes of the failing cases
+again (each against the emulator when it was recorded there) and writes their goldens, in one
+pass, so that the next replay under ``CI`` is green (``golden/accepting.py``).
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+from rag_core.evals.common.commands import pytest_command
+
+if TYPE_CHECKING:
+    from rag_core.evals.runs.schema import CaseEntry
+
+# at most this many failing cases are named one by one in the command that accepts them all; past
+# it the command names their test files (``--accept`` leaves a case that passes as it is)
+NAMED_CASES = 3
 
 
 def _pytest(selector: str, *options: str) -> str:
-    return " ".join(["pytest", shlex.quote(selector), *options])
+    return pytest_command([selector], options)
 
 
 def _source(emulated: bool) -> list[str]:
@@ -30,10 +43,29 @@ def record(selector: str, emulated: bool) -> str:
     return _pytest(selector, "--record-mode=once", *_source(emulated))
 
 
-def rerecord(selector: str, emulated: bool) -> str:
-    """A cassette that no longer matches what the agent sends: record it again and accept the new
-    golden (review the golden diff before committing)."""
-    return _pytest(selector, "--record-mode=rewrite", *_source(emulated), "--update-goldens")
+def accept(selector: str) -> str:
+    """A change the case shows that the user means: record its stale cassettes again (against the
+    emulator where they were recorded there) and write its golden; review the diff before
+    committing."""
+    return _pytest(selector, "--accept")
+
+
+def accept_all(selectors: Sequence[str]) -> str | None:
+    """The one command that accepts the changes of every case named (by node id): the cases
+    themselves when they are few, else their test files (None when none is named)."""
+    chosen = list(dict.fromkeys(selector for selector in selectors if selector))
+    if not chosen:
+        return None
+    if len(chosen) > NAMED_CASES:
+        chosen = list(dict.fromkeys(selector.split("::", 1)[0] for selector in chosen))
+    return pytest_command(chosen, ["--accept"])
+
+
+def accept_cases(cases: Sequence[CaseEntry]) -> str | None:
+    """The one command that accepts the change of every case of a run that shows one
+    (``CaseEntry.accept``): those that failed, and those that passed with a stale cassette, which
+    CI fails."""
+    return accept_all([case.selector for case in cases if case.accept and (case.status == "failed" or case.stale)])
 
 
 def record_again(selector: str, emulated: bool) -> str:
@@ -42,17 +74,14 @@ def record_again(selector: str, emulated: bool) -> str:
     return _pytest(selector, "--record-mode=rewrite", *_source(emulated))
 
 
-def with_emulator(selector: str, record_mode: str, update_goldens: bool, live: bool) -> str:
-    """A recording (or live run) that went to the live API without a key: the same against the
-    built-in emulator."""
+def with_emulator(selector: str, record_mode: str, update_goldens: bool, live: bool, accepting: bool = False) -> str:
+    """A recording (or live run, or acceptance) that went to the live API without a key: the same
+    against the built-in emulator."""
     if live:
         return _pytest(selector, "--live", "--emulator")
+    if accepting:
+        return _pytest(selector, "--accept", "--emulator")
     return _pytest(selector, f"--record-mode={record_mode}", "--emulator", *(["--update-goldens"] if update_goldens else []))
-
-
-def update_goldens(selector: str) -> str:
-    """The cassette is fine but the snapshot changed: accept what the case now observes."""
-    return _pytest(selector, "--update-goldens")
 
 
 class FixCommands(Protocol):
@@ -70,7 +99,8 @@ class FixCommands(Protocol):
 
 @dataclass(frozen=True)
 class CaseCommands:
-    """A golden case's: its recording comes with its golden, which a re-recording accepts."""
+    """A golden case's: its recording comes with its golden, which ``--accept`` records again
+    together."""
 
     selector: str
 
@@ -81,7 +111,7 @@ class CaseCommands:
         return record_again(self.selector, emulated) + live_note(emulated)
 
     def rerecord(self, emulated: bool) -> str:
-        return rerecord(self.selector, emulated) + live_note(emulated)
+        return accept(self.selector) + live_note(emulated)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import quote
 
+from rag_core.evals.common.commands import spans
+from rag_core.evals.common.failure import places
 from rag_core.evals.report.html import DEFAULT_OUTPUT
 from rag_core.evals.runs.bounds import cut_text
 from rag_core.evals.runs.schema import CaseEntry, FailureEntry, RetrieverEntry
@@ -77,15 +79,16 @@ class Links:
 
 
 def write(path: Path, cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
-          retrieval: list[RetrieverEntry] | None = None, cwd: Path | None = None) -> None:
+          retrieval: list[RetrieverEntry] | None = None, cwd: Path | None = None, accept: str | None = None) -> None:
     """Add the summary of these cases to ``path``, after what it holds (a CI job summary keeps what
     earlier commands of its step wrote); its link to the report is relative to ``path`` (``cwd``:
-    where ``rag-core report`` is run, by default here). Raises CredentialError, having written
-    nothing, when what it quotes looks like a credential; OSError when the file cannot be written."""
+    where ``rag-core report`` is run, by default here); ``accept``: the command that accepts every
+    change the cases show. Raises CredentialError, having written nothing, when what it quotes
+    looks like a credential; OSError when the file cannot be written."""
     from rag_core.evals.atomic import append_checked
 
     placed = links.beside(path, cwd or Path.cwd())
-    append_checked(path, summary_data(cases, placed, orphans, retrieval), render)
+    append_checked(path, summary_data(cases, placed, orphans, retrieval, accept), render)
 
 
 def write_live(path: Path, cases: list[CaseEntry]) -> None:
@@ -104,11 +107,11 @@ def render_live(data: list[dict[str, Any]]) -> str:
 
 
 def summary_data(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
-                 retrieval: list[RetrieverEntry] | None = None) -> dict[str, Any]:
+                 retrieval: list[RetrieverEntry] | None = None, accept: str | None = None) -> dict[str, Any]:
     """What the summary of these cases quotes, as JSON data: what its writer screens for
     credentials, and what ``render`` makes the summary from."""
     return {"cases": [case.to_json() for case in cases], "links": {"report": links.report_file, "run": links.run},
-            "orphans": list(orphans or []),
+            "orphans": list(orphans or []), "accept": accept,
             # a retriever's gate, not its queries: the summary quotes no query
             "retrieval": [{**entry.to_json(), "queries": []} for entry in retrieval or []]}
 
@@ -116,11 +119,11 @@ def summary_data(cases: list[CaseEntry], links: Links, orphans: list[str] | None
 def render(data: dict[str, Any]) -> str:
     """The summary that ``data`` (``summary_data``) describes."""
     return summary([CaseEntry.from_json(case) for case in data["cases"]], Links(**data["links"]), data["orphans"],
-                   [RetrieverEntry.from_json(entry) for entry in data["retrieval"]])
+                   [RetrieverEntry.from_json(entry) for entry in data["retrieval"]], data.get("accept"))
 
 
 def summary(cases: list[CaseEntry], links: Links, orphans: list[str] | None = None,
-            retrieval: list[RetrieverEntry] | None = None) -> str:
+            retrieval: list[RetrieverEntry] | None = None, accept: str | None = None) -> str:
     failed = [case for case in cases if case.status == "failed"]
     statuses = [case.status for case in cases]
     lines = [
@@ -138,11 +141,20 @@ def summary(cases: list[CaseEntry], links: Links, orphans: list[str] | None = No
                           ("Orphans (no case uses them)", orphans or [])):
         if chosen:
             lines += [f"**{title}:** " + ", ".join(_code(name) for name in chosen), ""]
+    if accept:
+        lines += _accept(accept)
     lines += _where(links)
     lines += _gates(retrieval or [])
     if failed:
         lines += _failed(failed, links)
     return "\n".join(lines)
+
+
+def _accept(command: str) -> list[str]:
+    """The one command that accepts every change shown, in a block of its own: copied whole, it runs."""
+    fence = "`" * max(3, _longest_ticks(command) + 1)
+    return ["**If every change shown is intended**, accept them all (it records the stale cassettes again and "
+            "writes the goldens; review the diff before committing):", "", f"{fence}sh", command, fence, ""]
 
 
 def _where(links: Links) -> list[str]:
@@ -176,7 +188,7 @@ def _failed(failed: list[CaseEntry], links: Links) -> list[str]:
     anchors = _anchors([case.id for case in failed[:CASE_LIMIT]])
     lines = ["### Failed", "", "| case | what failed | report |", "|---|---|---|"]
     for case in failed[:CASE_LIMIT]:
-        checks = ", ".join(dict.fromkeys(_what(f) for f in case.failures)) or "before any check"
+        checks = ", ".join(dict.fromkeys(_what(f) for f in case.failures if not f.same_as)) or "before any check"
         lines.append(f"| [{_code(case.id, cell=True)}](#{anchors[case.id]}) | {_cell(checks)} | "
                      f"{_report_link(links, links.case(case.id), 'open').replace('|', '%7C')} |")
     lines.append("")
@@ -186,7 +198,8 @@ def _failed(failed: list[CaseEntry], links: Links) -> list[str]:
         body, _ = cut_text(body, DIFF_LIMIT)
         size = len(body.encode("utf-8"))
         lines += [f'<a id="{anchors[case.id]}"></a>', "", f"#### {_code(case.id)}", ""]
-        items = [_failure_line(f) for f in case.failures]
+        items = [_failure_line(f) for f in case.failures if not f.same_as]
+        items += [f"- {_fix(fix)}" for fix in case.fixes]
         if case.live is not None:
             live = case.live
             items.append(f"- live: {live.passes} of {live.runs} runs passed ({live.pass_rate:.0%}, "
@@ -209,7 +222,7 @@ def _failed(failed: list[CaseEntry], links: Links) -> list[str]:
 def _body(case: CaseEntry) -> tuple[str, str]:
     """What a failing case's collapsed block holds: its diffs, else what pytest reported (a case
     that failed before any check), else its messages; and the block's label."""
-    diffs = [f.diff for f in case.failures if f.diff]
+    diffs = [f.diff for f in case.failures if f.diff and not f.same_as]
     if diffs:
         return "\n".join(diff.rstrip("\n") for diff in diffs), "diff"
     if case.reason:
@@ -223,13 +236,21 @@ def _what(failure: FailureEntry) -> str:
 
 
 def _failure_line(failure: FailureEntry) -> str:
-    place = f"{failure.where}:{failure.field}" if failure.where else failure.field
-    line = f"- {_code(failure.check)} {_code(place)}"
+    line = f"- {_code(failure.check)} {_code(failure.place)}"
     if failure.message:
         line += f": {_inline(failure.message)}"
     if failure.fix:
-        line += f" (fix: {_code(failure.fix)})"
+        line += f" (fix: {_fix(failure.fix)})"
+    if failure.also:
+        line += f"; the same change shows up in {_code(places(failure.also))}"
     return line
+
+
+def _fix(text: str) -> str:
+    """A fix as the summary shows it: its words and each command in code spans of their own, so
+    that a command is copied whole, as it runs."""
+    words = [part.strip(" ,;") for part, _ in spans(" ".join(text.split()))]
+    return " ".join(_code(part) for part in words if part)
 
 
 def _anchors(ids: list[str]) -> dict[str, str]:

@@ -11,20 +11,28 @@ from rag_core.evals.runs.schema import CaseEntry, Cost
 from rag_core.evals.runs.tally import tally_cases
 
 
-def golden_lines(cases: Sequence[CaseEntry]) -> list[str]:
+def golden_lines(cases: Sequence[CaseEntry], accept: str | None = None) -> list[str]:
     """The counts, then each case whose files a reviewer should look at: stale cassettes, new and
-    updated goldens, and what a session cut short committed."""
+    updated goldens, the files ``--accept`` wrote, and what a session cut short committed; last,
+    ``accept``: the one command that accepts the changes of every case that shows one."""
     counted = tally_cases(cases)
     lines = [f"{counted.cases} cases, {counted.failed} failed, {counted.new} new goldens, {counted.updated} goldens "
              f"updated, {counted.recorded} recorded, {counted.stale} stale cassettes, {counted.tokens} tokens in "
              f"recordings{_no_usage(cases)}"]
-    lines += [f"  stale cassette: {case.id} (its failure or warning says how to re-record it)"
+    lines += [f"  stale cassette: {case.id} ("
+              + ("--accept records it again)" if case.accept else "its failure or warning says how to re-record it)")
               for case in cases if case.stale]
     lines += [f"  new golden: {case.id} (review the new .golden.yaml file before committing it)"
               for case in cases if case.wrote == "new"]
-    lines += [f"  golden updated: {case.id} (review with git diff)" for case in cases if case.wrote == "updated"]
+    lines += [f"  golden updated: {case.id} (review with git diff)" for case in cases
+              if case.wrote == "updated" and not case.accepted]
+    lines += [f"  accepted: {case.id}: wrote {', '.join(case.written)} (review with git diff)"
+              for case in cases if case.accepted and case.written]
     lines += [f"  recorded while the session was cut short: {case.id} (its test did not report)"
               for case in cases if case.cut_short]
+    if accept:
+        lines.append(f"if every change shown is intended, accept them all (records the stale cassettes again, writes "
+                     f"the goldens, so that CI replays green): {accept}")
     return lines
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Mapping
 
+from rag_core.evals.common.failure import places
 from rag_core.evals.report.sidebyside import rows, shown_text
 from rag_core.evals.runs.compare import CaseChange, RetrieverDelta, case_changes, retriever_deltas, timing_change
 from rag_core.evals.runs.history import KIND_WORDS, history, series
@@ -40,15 +41,30 @@ def _failure(failure: FailureEntry) -> dict[str, Any]:
     return out
 
 
+def _failures(failures: list[FailureEntry]) -> list[dict[str, Any]]:
+    """Each change once, as the terminal shows it: the failure that shows it first, with the
+    places it shows up in too and their failures, for the page to open (``same``)."""
+    leads = {failure.place for failure in failures if not failure.same_as}
+    shown = [failure for failure in failures if not failure.same_as or failure.same_as not in leads]
+    out = []
+    for lead in shown:
+        card = _failure(lead)
+        if lead.also:
+            card["also"] = places(lead.also)
+            card["same"] = [_failure(f) for f in failures if f.same_as == lead.place]
+        out.append(card)
+    return out
+
+
 def _live(live: LiveSummary) -> dict[str, Any]:
     """The aggregate, and each run with its failures as the page shows any failure."""
     return {**live.to_json(), "repeats": [
         {"repeat": r.repeat, "passed": r.passed, "seconds": round(r.seconds, 3), "tokens": r.tokens,
-         "retries": r.retries, "failures": [_failure(f) for f in r.failures]} for r in live.repeats]}
+         "retries": r.retries, "failures": _failures(r.failures)} for r in live.repeats]}
 
 
 def _detail(case: CaseEntry) -> dict[str, Any]:
-    return {"reason": case.reason, "fixes": case.fixes, "failures": [_failure(f) for f in case.failures],
+    return {"reason": case.reason, "fixes": case.fixes, "failures": _failures(case.failures),
             "live": _live(case.live) if case.live else None, "recorded": case.recorded, "stale": case.stale}
 
 

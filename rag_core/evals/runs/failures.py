@@ -30,7 +30,8 @@ def _withheld(value: Any) -> str | None:
 
 def entry(failure: Failure) -> FailureEntry:
     out = FailureEntry(check=failure.check, source=failure.source, where=failure.where, field=failure.field,
-                       fix=failure.fix, label=list(failure.label) if isinstance(failure.label, tuple) else failure.label)
+                       fix=failure.fix, label=list(failure.label) if isinstance(failure.label, tuple) else failure.label,
+                       also=list(failure.also), same_as=failure.same_as or "")
     return _held(out, failure.message, failure.golden, failure.observed, failure.diff(), failure.compares_values)
 
 
@@ -38,7 +39,8 @@ def screened(made: FailureEntry) -> FailureEntry:
     """A failure another part of the harness made (a ``--live`` run's, sent as JSON) held to the same
     bounds and the same detector as ``entry``'s: the record trusts no producer to have done it."""
     out = FailureEntry(check=made.check, source=made.source, where=made.where, field=made.field, fix=made.fix,
-                       label=made.label, truncated=dict(made.truncated), withheld=list(made.withheld))
+                       label=made.label, truncated=dict(made.truncated), withheld=list(made.withheld),
+                       also=list(made.also), same_as=made.same_as)
     return _held(out, made.message, made.golden, made.observed, made.diff, made.has_values)
 
 

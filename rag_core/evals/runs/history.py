@@ -4,7 +4,7 @@ A retriever's gated metrics are its primary metric (the one its baseline gate an
 test use) and every metric it has a threshold for.
 
 Only full replays measure the pass rate of one thing over time: a recording, a ``--live`` run, an
-``--update-goldens`` run, a run of a selection (``--case``, ``-k``, a test's node id, ``--lf``) or
+``--update-goldens`` or ``--accept`` run, a run of a selection (``--case``, ``-k``, a test's node id, ``--lf``) or
 a run cut short (``-x``, Ctrl-C) counts other cases, or counts them differently, and drawn on one
 line with replays it makes the line zigzag without meaning. Each point says which kind of run it
 is; the pass rate is drawn for full replays only. A retriever's metrics measure it whole in any
@@ -19,11 +19,11 @@ from typing import Literal
 from rag_core.evals.runs.schema import RunOptions, RunRecord
 from rag_core.evals.runs.tally import tally
 
-RunKind = Literal["replay", "selection", "recording", "live", "update-goldens", "cut short"]
+RunKind = Literal["replay", "selection", "recording", "live", "update-goldens", "accept", "cut short"]
 # what the kinds of run are called where the page names them
 KIND_WORDS: dict[str, str] = {"replay": "full replay", "selection": "replay of a selection",
                               "recording": "recording", "live": "live run", "update-goldens": "--update-goldens run",
-                              "cut short": "cut short"}
+                              "accept": "--accept run", "cut short": "cut short"}
 # pytest's exit statuses of a session that ran what it collected to its end: 0 all passed, 1 some failed
 _RAN_TO_ITS_END = (0, 1)
 # options that choose some of the tests (or stop before the end): a run given one is no full replay
@@ -63,6 +63,8 @@ def run_kind(record: RunRecord) -> RunKind:
         return "recording"
     if options.update_goldens:
         return "update-goldens"
+    if options.accept:
+        return "accept"
     if record.exit_status not in _RAN_TO_ITS_END:
         return "cut short"
     return "selection" if selects(options) else "replay"

@@ -43,11 +43,18 @@ class FailureEntry:
     # to a bound; a cut value is then the head of its YAML text, a string
     truncated: dict[str, int] = field(default_factory=dict)
     withheld: list[str] = field(default_factory=list)  # fields left out: they looked like a credential
+    # one change in several checks: the places of the others, on the first; on each other, the first's
+    also: list[str] = field(default_factory=list)
+    same_as: str = ""
+
+    @property
+    def place(self) -> str:
+        return f"{self.where}:{self.field}" if self.where else self.field
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"check": self.check, "source": self.source, "where": self.where, "field": self.field}
         out |= _present(message=self.message, fix=self.fix, label=self.label, diff=self.diff,
-                        truncated=self.truncated, withheld=self.withheld)
+                        truncated=self.truncated, withheld=self.withheld, also=self.also, same_as=self.same_as)
         if self.has_values:  # None, "" and False are values a check compares: kept as they are
             out["golden"], out["observed"] = self.golden, self.observed
         return out
@@ -61,7 +68,8 @@ class FailureEntry:
                    field=read.text(data, "field"), message=read.text(data, "message"), fix=read.optional_text(data, "fix"),
                    label=label, has_values="golden" in data or "observed" in data,
                    golden=data.get("golden"), observed=data.get("observed"), diff=read.text(data, "diff"),
-                   truncated=read.wholes(data, "truncated"), withheld=read.texts(data, "withheld"))
+                   truncated=read.wholes(data, "truncated"), withheld=read.texts(data, "withheld"),
+                   also=read.texts(data, "also"), same_as=read.text(data, "same_as"))
 
     def fingerprint(self) -> tuple[str, ...]:
         """What makes two failures the same failure (run against run)."""
@@ -162,6 +170,10 @@ class CaseEntry:
     cut_short: bool = False  # committed while the session was cut short, before its test reported it
     # its model calls reported no token usage: "stream" (a stream not asked for it) or "response"
     no_usage: str = ""
+    selector: str = ""  # its test's node id: what selects it on a pytest command line
+    accept: bool = False  # what failed, or is stale, is what --accept changes
+    accepted: bool = False  # --accept wrote its files
+    written: list[str] = field(default_factory=list)  # the files its run wrote (cassettes, golden)
 
     @property
     def passing(self) -> bool:
@@ -177,7 +189,8 @@ class CaseEntry:
         out |= _present(tokens=self.tokens, recorded=self.recorded, stale=self.stale,
                         failures=[f.to_json() for f in self.failures], fixes=self.fixes, reason=self.reason,
                         live=self.live.to_json() if self.live else None, golden=self.golden,
-                        cut_short=self.cut_short, no_usage=self.no_usage)
+                        cut_short=self.cut_short, no_usage=self.no_usage, selector=self.selector, accept=self.accept,
+                        accepted=self.accepted, written=self.written)
         return out
 
     @classmethod
@@ -192,7 +205,9 @@ class CaseEntry:
                    fixes=read.texts(data, "fixes"), reason=read.text(data, "reason"),
                    live=read.within("live", LiveSummary.from_json, live) if live else None,
                    golden=read.text(data, "golden"), cut_short=read.flag(data, "cut_short"),
-                   no_usage=read.text(data, "no_usage"))
+                   no_usage=read.text(data, "no_usage"), selector=read.text(data, "selector"),
+                   accept=read.flag(data, "accept"), accepted=read.flag(data, "accepted"),
+                   written=read.texts(data, "written"))
 
 
 @dataclass
@@ -288,16 +303,18 @@ class RunOptions:
     repeat: int = 1
     update_goldens: bool = False
     args: list[str] = field(default_factory=list)  # the command line pytest was given
+    accept: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"record_mode": self.record_mode, "emulator": self.emulator, "live": self.live, "repeat": self.repeat,
-                "update_goldens": self.update_goldens, "args": self.args}
+                "update_goldens": self.update_goldens, "args": self.args, **_present(accept=self.accept)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunOptions:
         return cls(record_mode=read.text(data, "record_mode", "none"), emulator=read.flag(data, "emulator"),
                    live=read.flag(data, "live"), repeat=read.whole(data, "repeat", 1),
-                   update_goldens=read.flag(data, "update_goldens"), args=read.texts(data, "args"))
+                   update_goldens=read.flag(data, "update_goldens"), args=read.texts(data, "args"),
+                   accept=read.flag(data, "accept"))
 
 
 @dataclass

@@ -70,8 +70,8 @@ def no_calls(run: CaseRun) -> list[Failure]:
 def unused(run: CaseRun) -> list[Failure]:
     return [Failure("unused", "cassette", shown(subject.cassette), "interactions",
                     f"{shown(subject.cassette)}: {subject.unused} recorded interaction(s) were not used: "
-                    f"the run made fewer provider calls than when it was recorded. Record it again: "
-                    f"{fix_commands.rerecord(run.selector, subject.emulated)}")
+                    "the run made fewer provider calls than when it was recorded",
+                    fix=f"record it again: {fix_commands.accept(run.selector)}{fix_commands.live_note(subject.emulated)}")
             for subject in run.subjects() if subject.unused]
 
 
@@ -84,7 +84,7 @@ def stale(run: CaseRun) -> list[Failure]:
 def _stale(subject: SubjectRun, run: CaseRun) -> list[Failure]:
     path, case = subject.cassette, run.case
     emulated = subject.recorded_script is not None or subject.emulated
-    fix = f"record it again: {fix_commands.rerecord(run.selector, emulated)}{fix_commands.live_note(emulated)}"
+    fix = f"record it again: {fix_commands.accept(run.selector)}{fix_commands.live_note(emulated)}"
     reports = []
     if subject.recorded_script is not None and subject.recorded_script != run.script_digest:
         reports.append(Failure("stale", "cassette", shown(path), "recorded_with.script",
@@ -99,14 +99,16 @@ def _stale(subject: SubjectRun, run: CaseRun) -> list[Failure]:
         if sent != recorded:
             message = (f"stale cassette {shown(path)} (request #{index + 1}, {pair.path}, differs from what the agent "
                        "now sends)")
-            found, absorb = volatile(recorded, sent), fix
+            found, hint = volatile(recorded, sent), ""
             if found is not None:
-                message += f" only in values made anew each run: {found.fields()}"
-                # recording again helps only once: a value of a source not seeded differs again next time
-                absorb = (f"if the program makes them with uuid, random or secrets, which the harness seeds within "
-                          f"a case, {fix}; if it makes them otherwise (os.urandom, numpy, the time), make them the "
-                          f"same in every run, or add these rules to {shown(case.source)}:\n{found.yaml()}\n"
-                          f"then accept the golden: {fix_commands.update_goldens(run.selector)}")
+                # recording again helps only once: a value of a source not seeded differs again next
+                # time; either way the fix (--accept) is the same command
+                hint = (f"only in values made anew each run: {found.fields()}. If the program makes them with uuid, "
+                        "random or secrets, which the harness seeds within a case, recording it again makes them "
+                        "the same in every run; if it makes them otherwise (os.urandom, numpy, the time), make them "
+                        f"the same in every run, or add these rules to {shown(case.source)}:\n{found.yaml()}\n"
+                        "and accept the change")
+                message += f" {hint}"
             reports.append(Failure("stale", "cassette", shown(path), f"request[{index}]", message, golden=recorded,
-                                   observed=sent, label=f"{path.name}:request[{index}]", fix=absorb))
+                                   observed=sent, label=f"{path.name}:request[{index}]", fix=fix, hint=hint))
     return reports

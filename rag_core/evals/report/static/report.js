@@ -265,7 +265,18 @@
         failure.fix ? el("div", { class: "fix mono", text: failure.fix }) : null,
         notes.map((note) => el("div", { class: "note", text: note })),
         failure.rows ? sideBySide(failure) : null,
-        failure.diff ? el("details", { open: true }, el("summary", { text: "unified diff" }), diffBlock(failure.diff)) : null));
+        // the side by side shows the change already: its unified diff (what the terminal shows) opens on a click
+        failure.diff ? el("details", { open: !failure.rows }, el("summary", { text: "unified diff" }), diffBlock(failure.diff)) : null,
+        failure.also ? sameChange(failure, number) : null));
+  }
+
+  // one change in several checks: shown once, where it first shows up; the other places it shows
+  // up in are named, and each opens in place
+  function sameChange(failure, number) {
+    return el("div", { class: "same-change" },
+      el("div", { class: "note", text: "the same change shows up in " + failure.also }),
+      (failure.same || []).map((other, n) => el("details", { class: "same" },
+        el("summary", { text: (other.where ? other.where + ":" : "") + other.field }), failureCard(other, number + "." + n))));
   }
 
   // a --live case: the aggregate, then each run (--repeat N) with its verdict, time, tokens,
