@@ -27,7 +27,7 @@ BODIES = list(_bodies())
 
 
 # the SDK a body's types come from, where it is not in the light install (the `evals` extra)
-OPTIONAL_SDKS = {"/v1/messages": "anthropic", "/converse": "botocore"}
+OPTIONAL_SDKS = {"/v1/messages": "anthropic", "/converse": "botocore", "/converse-stream": "botocore"}
 
 
 @pytest.mark.parametrize(("path", "body"), BODIES)

@@ -1,4 +1,4 @@
-"""The benchmark scripts still run (tiny sizes; the numbers themselves are measured by hand)."""
+"""The benchmark scripts still run (tiny sizes, no warm-up runs; the numbers themselves are measured by hand)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
         ["evals.benchmarks.bench_core", "--runs", "2", "--import-repeats", "1"],
         ["evals.benchmarks.bench_harness", "--runs", "2", "--pytest-runs", "0", "--record", "--server"],
         ["evals.benchmarks.bench_memory_store", "--queries", "3", "--rss-docs", "500"],
-        ["evals.benchmarks.bench_case_selection", "--cases", "3", "--runs", "1"],
-        ["evals.benchmarks.bench_golden_scale", "--cases", "2", "--xdist-cases", "0", "--runs", "1"],
+        ["evals.benchmarks.bench_case_selection", "--cases", "3", "--runs", "1", "--warm", "0"],
+        ["evals.benchmarks.bench_golden_scale", "--cases", "2", "--xdist-cases", "0", "--runs", "1", "--warm", "0"],
         ["evals.benchmarks.bench_scale", "--replay", "--sizes", "300", "--queries", "3"],
         ["evals.benchmarks.bench_scale", "--record", "--sizes", "300", "--queries", "3"],
     ],

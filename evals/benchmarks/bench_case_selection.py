@@ -1,6 +1,6 @@
 """What selecting one case costs in a project with many (run by hand).
 
-    python -m evals.benchmarks.bench_case_selection [--cases 3000] [--runs 5]
+    python -m evals.benchmarks.bench_case_selection [--cases 3000] [--runs 5] [--warm 1]
 
 Builds a throwaway ``rag-core init`` project, copies its example case ``--cases`` times
 (``golden_project.py``), and times ``pytest evals --case <one> --collect-only`` there and in the
@@ -38,11 +38,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--warm", type=int, default=1, help="unmeasured runs first, to warm the file cache (0: none)")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="rag-core-bench-selection-"))
     try:
         many, alone = project(scratch / "many", args.cases), project(scratch / "alone", 0)
-        cpu_seconds(many), cpu_seconds(alone)  # warm the file cache and pytest's own caches
+        for _ in range(args.warm):  # the file cache and pytest's own caches
+            cpu_seconds(many), cpu_seconds(alone)
         pairs = [(cpu_seconds(many), cpu_seconds(alone)) for _ in range(args.runs)]
         many_s = statistics.median(m for m, _ in pairs)
         alone_s = statistics.median(a for _, a in pairs)

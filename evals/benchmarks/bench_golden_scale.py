@@ -1,6 +1,6 @@
 """Golden cases at scale: replaying thousands, and spreading them over xdist workers (run by hand).
 
-    python -m evals.benchmarks.bench_golden_scale [--cases 3000] [--runs 3] [--xdist-cases 1000] [--code OLD,.]
+    python -m evals.benchmarks.bench_golden_scale [--cases 3000] [--runs 3] [--warm 1] [--xdist-cases 1000] [--code OLD,.]
 
 Throwaway ``rag-core init`` projects (``golden_project.py``): the example recorded once against
 the emulator, and ``--cases`` copies of it with its cassette and golden. Each pytest session is a
@@ -27,14 +27,15 @@ from pathlib import Path
 from evals.benchmarks.golden_project import project, remove, run, trivial_project
 
 
-def replay_per_case(scratch: Path, cases: int, runs: int, codes: list[Path]) -> None:
+def replay_per_case(scratch: Path, cases: int, runs: int, codes: list[Path], warm: int = 1) -> None:
     many, alone = project(scratch / "many", cases, recorded=True), project(scratch / "alone", 0, recorded=True)
     tests, one = trivial_project(scratch / "trivial", cases), trivial_project(scratch / "trivial-one", 1)
     pytest_alone = {"tests": (tests, [], False, None), "one": (one, [], False, None)}
     sessions = {**pytest_alone, **{f"{name} {code}": (folder, ["evals"], True, code)
                                    for code in codes for name, folder in (("many", many), ("alone", alone))}}
-    for folder, args, plugins, code in sessions.values():  # warm the file cache and the bytecode
-        run(folder, args, plugins, code)
+    for _ in range(warm):  # the file cache and the bytecode
+        for folder, args, plugins, code in sessions.values():
+            run(folder, args, plugins, code)
     cpu: dict[str, list[float]] = {name: [] for name in sessions}
     for _ in range(runs):
         for name, (folder, args, plugins, code) in sessions.items():
@@ -50,10 +51,11 @@ def replay_per_case(scratch: Path, cases: int, runs: int, codes: list[Path]) -> 
               f"per test {statistics.median(c / t for c, t in zip(case, test)):.1f}")
 
 
-def xdist_against_serial(scratch: Path, cases: int, runs: int, codes: list[Path]) -> None:
+def xdist_against_serial(scratch: Path, cases: int, runs: int, codes: list[Path], warm: int = 1) -> None:
     folder = project(scratch / "xdist", cases, recorded=True)
-    for code in codes:  # warm
-        run(folder, ["evals", "-n", "2"], code=code), run(folder, ["evals"], code=code)
+    for _ in range(warm):  # the file cache and the bytecode
+        for code in codes:
+            run(folder, ["evals", "-n", "2"], code=code), run(folder, ["evals"], code=code)
     pairs: dict[Path, list[tuple[tuple[float, float], tuple[float, float]]]] = {code: [] for code in codes}
     for _ in range(runs):
         for code in codes:
@@ -71,15 +73,16 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=3000, help="copies replayed serially (0: skip)")
     parser.add_argument("--xdist-cases", type=int, default=1000, help="copies run with -n 2 and serially (0: skip)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warm", type=int, default=1, help="unmeasured rounds first, to warm the file cache (0: none)")
     parser.add_argument("--code", default=".", help="comma-separated source trees to import rag_core from (default .)")
     args = parser.parse_args()
     codes = [Path(code) for code in args.code.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="rag-core-bench-golden-scale-"))
     try:
         if args.cases:
-            replay_per_case(scratch, args.cases, args.runs, codes)
+            replay_per_case(scratch, args.cases, args.runs, codes, args.warm)
         if args.xdist_cases:
-            xdist_against_serial(scratch, args.xdist_cases, args.runs, codes)
+            xdist_against_serial(scratch, args.xdist_cases, args.runs, codes, args.warm)
     finally:
         remove(scratch)
 
