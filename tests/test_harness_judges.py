@@ -63,8 +63,9 @@ def test_a_rubric_edit_fails_exactly_its_case_with_the_request_diff_and_rerecord
     changed = [line.split()[0] + " " + " ".join(line.split()[1:]) for line in result.stdout.lines
                if line.startswith(("-  ", "+  "))]
     assert "- Says what to do with the noodles." in changed and "+ Gives the soaking time." in changed
-    assert "stale cassette cassettes/with_markdown.yaml (request #3, /v1/responses" in out
-    run_hint(project, result, "record it again: ")
+    # the judge's request in the cassette is the same change: named, not shown again
+    assert "the same change shows up in cassettes/with_markdown.yaml: request[2]" in out
+    run_hint(project, result, "if the change is intended: ")
     assert project.runpytest("evals", "--strict-cassettes").ret == 0
 
 

@@ -92,7 +92,7 @@ def test_editing_the_foreign_agents_instructions_fails_exactly_its_case(shop):
     assert "-You sell Thai groceries. Check stock with in_stock before you answer." in out
     assert "+You sell Thai groceries. Always check stock with in_stock before you answer." in out
     # the cassette's requests changed too: the printed fix re-records and accepts the golden
-    run_hint(shop, result, "record it again: ")
+    run_hint(shop, result, "if the change is intended: ")
     shop.runpytest("evals").assert_outcomes(passed=len(CASES) + 1)
     assert "Always check stock" in (shop.path / "fixtures" / "goldens" / "shop.golden.yaml").read_text()
 
@@ -117,7 +117,8 @@ def test_compare_with_fails_with_the_diff_and_ignore_declares_it(shop):
     out = result.stdout.str()
     assert "compare_with: shop_agent:shop_agent_twin sends a different system_prompt than shop_agent:shop_agent" in out
     assert "+++ system_prompt (shop_agent:shop_agent_twin)" in out
-    assert "sends a different chat_requests" in out
+    # the requests carry the same instructions: the same change, named where it shows up too
+    assert "the same change shows up in fixtures/goldens/twins.yaml: chat_requests" in out
 
     case.write_text(case.read_text() + "ignore: [system_prompt, 'chat_requests[*].instructions']\n")
     shop.runpytest("evals", "-k", "twins").assert_outcomes(passed=1)

@@ -512,7 +512,7 @@ def test_editing_a_framework_agents_instructions_fails_exactly_its_case_and_the_
     assert "FAILED evals/test_goldens.py::test_golden_case[cook]" in out
     assert "-You are a Thai cooking assistant. Answer in two sentences." in out
     assert "+You are a Thai cooking assistant. Answer in one sentence." in out
-    run_hint(agents, result, "record it again: ")
+    run_hint(agents, result, "if the change is intended: ")
     agents.runpytest("evals").assert_outcomes(passed=2)
 
 
