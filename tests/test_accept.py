@@ -176,8 +176,11 @@ def test_a_case_recorded_live_is_accepted_against_the_live_api_and_without_its_k
     case = (goldens / "with_tool.yaml").read_text().replace("id: with_tool", "id: pantry_live")
     (goldens / "pantry_live.yaml").write_text(case.split("emulate:")[0])  # no script: it records live
     (goldens / "pantry_live.golden.yaml").write_bytes((goldens / "with_tool.golden.yaml").read_bytes())
-    (cassettes / "pantry_live.yaml").write_text((cassettes / "with_tool.yaml").read_text().replace(
-        "target: rag-core provider emulator", "target: live provider API"))
+    emulated = (cassettes / "with_tool.yaml").read_text()
+    live = re.sub(r"\n  script: sha256:\w+", "", emulated)  # a live recording holds no emulate: script
+    assert live != emulated
+    (cassettes / "pantry_live.yaml").write_text(live.replace("target: rag-core provider emulator",
+                                                             "target: live provider API"))
     project.runpytest("evals", "-k", "pantry_live").assert_outcomes(passed=1, deselected=2)
     (project.path / "pantry_tools.py").write_text(TOOLS.replace("Look a term up", "Find a term"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -304,8 +307,11 @@ def test_accepting_a_live_recording_that_cannot_connect_prints_the_command_again
     script = "emulate:" + case.split("emulate:")[1]
     (goldens / "pantry_live.yaml").write_text(case.split("emulate:")[0])
     (goldens / "pantry_live.golden.yaml").write_bytes((goldens / "with_tool.golden.yaml").read_bytes())
-    (cassettes / "pantry_live.yaml").write_text((cassettes / "with_tool.yaml").read_text().replace(
-        "target: rag-core provider emulator", "target: live provider API"))
+    emulated = (cassettes / "with_tool.yaml").read_text()
+    live = re.sub(r"\n  script: sha256:\w+", "", emulated)  # a live recording holds no emulate: script
+    assert live != emulated
+    (cassettes / "pantry_live.yaml").write_text(live.replace("target: rag-core provider emulator",
+                                                             "target: live provider API"))
     (project.path / "pantry_tools.py").write_text(TOOLS.replace("Look a term up", "Find a term"))
     monkeypatch.setenv("OPENAI_BASE_URL", f"https://{UNREACHABLE}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-not-a-real-key")
