@@ -89,7 +89,7 @@ class Function:
     def with_entrypoint(self, entrypoint: Callable[..., Any]) -> Function:
         """This tool calling ``entrypoint``, a function with the same parameters: the definition and
         the argument validator are shared, not derived again (for a tool bound anew for each run)."""
-        # made directly: dataclasses.replace took 3 µs, against 12 µs for all the rest of preparing a run
+        # made directly: dataclasses.replace would check and copy every field again, for each run
         return Function(name=self.name, description=self.description, parameters=self.parameters,
                         entrypoint=entrypoint, strict=self.strict, context_param=self.context_param,
                         _validated=self._arguments_model())

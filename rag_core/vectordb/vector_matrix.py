@@ -72,8 +72,8 @@ CONVERT_ROWS = 1024
 
 
 # rows per block: what one block's growth may copy (96 MB at 384 dimensions). Smaller blocks
-# cost the search: 100k rows in blocks of 16,384 took 4 % longer than in one matrix, in blocks
-# of 65,536 under 1 %. SciFact's 5,183 rows fit one, so its search is a single product as before
+# cost the search (one matrix product per block); this size keeps the cost within noise of a single
+# matrix (docs/performance.md), and a corpus the size of SciFact fits one block: a single product
 BLOCK_ROWS = 65_536
 
 

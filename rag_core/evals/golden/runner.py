@@ -129,18 +129,25 @@ def run_case(case: GoldenCase, settings: Settings, selector: str | None = None) 
         os.replace(staged, golden_path)
         result.written.append(shown(golden_path))
     result.notes += _large_values(case, recorders if recording else [], seen.observed if staged is not None else None)
+    return _judged(result, found, settings, selector, shown(golden_path),
+                   written=text is not None, missing=golden is None and text is None)
+
+
+def _judged(result: CaseResult, found: Findings, settings: Settings, selector: str, golden: str, *,
+            written: bool, missing: bool) -> CaseResult:
+    """A completed run's failures, each change once, and the one fix that accepts the case's change.
+    ``written``: its golden was just written; ``missing``: it has none, and none was written."""
     result.stale = grouped(found.stale)
     result.failures += found.how_it_went
     rerecorded = bool(found.stale) or any(failure.check in _RECORDED_AGAIN for failure in found.how_it_went)
-    if rerecorded or found.golden_changed or (golden is None and text is None):
+    if rerecorded or found.golden_changed or missing:
         result.accept = fix_commands.accept(selector)
-    if text is not None:  # just written
+    if written:
         result.failures = grouped(result.failures + found.snapshot + found.hand_written)
         return result
-    if golden is None:
-        result.failures.append(Failure("golden", "golden", shown(golden_path), "",
-                                       f"{shown(golden_path)}: no golden file yet; write it with "
-                                       f"{result.accept}, then review it"))
+    if missing:
+        result.failures.append(Failure("golden", "golden", golden, "",
+                                       f"{golden}: no golden file yet; write it with {result.accept}, then review it"))
     stale_fail = bool(found.stale) and (settings.strict_cassettes or bool(found.snapshot))
     if found.golden_changed or stale_fail or any(failure.check in _RECORDED_AGAIN for failure in result.failures):
         # one fix for the case, whatever its change shows up in: a stale cassette's own fix is this

@@ -53,6 +53,16 @@ def add_golden_options(parser: pytest.Parser, pluginmanager: pytest.PytestPlugin
                     help="write a markdown summary of the golden cases (for CI job summaries)")
     group.addoption("--prune-orphans", action="store_true", default=False,
                     help="delete cassettes, goldens and baselines that no case or suite uses")
+    _add_live_options(group)
+    group.addoption("--runs-dir", default=None, metavar="DIR",
+                    help=f"folder of the run records (default: the rag_core_runs_dir ini option, {DEFAULT_FOLDER})")
+    group.addoption("--no-run-record", action="store_true", default=False,
+                    help="write no run record for this session (rag-core report reads them)")
+    _add_golden_ini(parser)
+
+
+def _add_live_options(group: Any) -> None:
+    """How live runs and recordings meet the providers: repeats, concurrency, retries, the emulator's pace."""
     group.addoption("--live", action="store_true", default=False,
                     help="run the cases against the providers (keys from the environment; with --emulator, against "
                          "it), check their hand-written expectations and judges, and write no cassette or golden")
@@ -71,10 +81,9 @@ def add_golden_options(parser: pytest.Parser, pluginmanager: pytest.PytestPlugin
                     help="with --emulator: each answer takes this long (to try --concurrency without a provider)")
     group.addoption("--emulator-capacity", type=int, default=None, metavar="N",
                     help="with --emulator: answer at most N requests at once, the excess 429 with a Retry-After")
-    group.addoption("--runs-dir", default=None, metavar="DIR",
-                    help=f"folder of the run records (default: the rag_core_runs_dir ini option, {DEFAULT_FOLDER})")
-    group.addoption("--no-run-record", action="store_true", default=False,
-                    help="write no run record for this session (rag-core report reads them)")
+
+
+def _add_golden_ini(parser: pytest.Parser) -> None:
     parser.addini("rag_core_cases", "folder of golden case files", default="fixtures/goldens")
     parser.addini("rag_core_cassettes", "folder of cassettes", default="cassettes")
     parser.addini("rag_core_fixtures", "folder of fixtures (corpora)", default="fixtures")
