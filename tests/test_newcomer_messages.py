@@ -53,10 +53,10 @@ KEY_VARIABLES = [variable for provider in PROVIDERS for variable in provider.key
 
 
 def target_case(project, case_id: str, target: str, extra: str = "") -> None:
-    (project.path / "agents.py").write_text(AGENTS)
+    (project.path / "pantry_agents.py").write_text(AGENTS)
     (project.path / "fixtures" / "goldens" / f"{case_id}.yaml").write_text(textwrap.dedent(f"""\
         id: {case_id}
-        target: agents:{target}
+        target: pantry_agents:{target}
         input: How do I make pad thai?
         emulate:
           - text: Soak the rice noodles, then fry them with tamarind.
