@@ -11,6 +11,13 @@ import pytest
 import httpcore2  # noqa: E402,F401
 import httpx2  # noqa: E402,F401
 
+try:  # hypothesis's pytest plugin imports hypothesis as each session starts: in a pytester run that
+    # import is dropped with the run, and the next run imports it again, its assertions rewritten
+    # (pytest rewrites a plugin's whole package) at the cost of a second or so
+    import hypothesis  # noqa: E402,F401
+except ImportError:  # the light install has no hypothesis
+    pass
+
 try:  # PgVector's driver and its adapters: a query or a value must be of the classes psycopg's own
     # conversion knows, whichever test imported them first
     import pgvector.psycopg  # noqa: E402,F401
