@@ -12,8 +12,8 @@ import httpcore2  # noqa: E402,F401
 import httpx2  # noqa: E402,F401
 
 try:  # hypothesis's pytest plugin imports hypothesis as each session starts: in a pytester run that
-    # import is dropped with the run, and the next run imports it again, its assertions rewritten
-    # (pytest rewrites a plugin's whole package) at the cost of a second or so
+    # import is dropped with the run, and the next run imported it again, every module of it
+    # assertion-rewritten (pytest rewrites a plugin's whole package)
     import hypothesis  # noqa: E402,F401
 except ImportError:  # the light install has no hypothesis
     pass

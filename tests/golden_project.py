@@ -45,7 +45,7 @@ CASES = {
 
 # pytest plugins installed beside rag-core (the dev and frameworks extras) that no throwaway
 # project uses: every pytest process loads them as it starts, and hypothesis's and langsmith's
-# import their whole libraries to do so (about 1.5 s a process, most of a meta-test's session)
+# import their whole libraries to do so, much of what a short session costs
 UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin")
 UNUSED_PLUGINS_OPTIONS = " ".join(UNUSED_PLUGINS)
 
