@@ -14,6 +14,13 @@ try:
 except ImportError:  # an environment on openai before 3.x (its HTTP stack is httpx) has neither
     pass
 
+try:  # hypothesis's pytest plugin imports hypothesis as each session starts: in a pytester run that
+    # import is dropped with the run, and the next run imported it again, every module of it
+    # assertion-rewritten (pytest rewrites a plugin's whole package)
+    import hypothesis  # noqa: E402,F401
+except ImportError:  # the light install has no hypothesis
+    pass
+
 try:  # PgVector's driver and its adapters: a query or a value must be of the classes psycopg's own
     # conversion knows, whichever test imported them first
     import pgvector.psycopg  # noqa: E402,F401

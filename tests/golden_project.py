@@ -43,10 +43,17 @@ CASES = {
 }
 
 
+# pytest plugins installed beside rag-core (the dev and frameworks extras) that no throwaway
+# project uses: every pytest process loads them as it starts, and hypothesis's and langsmith's
+# import their whole libraries to do so, much of what a short session costs
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin")
+UNUSED_PLUGINS_OPTIONS = " ".join(UNUSED_PLUGINS)
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     """A user project: two cases, a corpus, a tool module, the two-line test file."""
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\npythonpath = .\n")
+    pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider {UNUSED_PLUGINS_OPTIONS}\npythonpath = .\n")
     (pytester.path / "fixtures" / "corpora").mkdir(parents=True)
     shutil.copy(ROOT / "fixtures" / "corpora" / "thai_recipes.yaml", pytester.path / "fixtures" / "corpora")
     goldens = pytester.path / "fixtures" / "goldens"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.golden_project import UNUSED_PLUGINS_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
     ids=["core", "harness", "memory-store", "case-selection", "golden-scale", "suite-replay", "cache-record"],
 )
 def test_benchmark_runs(command):
-    result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    # the pytest sessions a benchmark starts load no plugin its projects do not use
+    env = {**os.environ, "PYTEST_ADDOPTS": UNUSED_PLUGINS_OPTIONS}
+    result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                            env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "median" in result.stdout, result.stdout[-2000:]

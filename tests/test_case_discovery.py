@@ -15,6 +15,7 @@ import pytest
 
 from rag_core.evals.golden import case_files as case_files_module
 from rag_core.evals.golden.discovery import discover, selects
+from tests.golden_project import UNUSED_PLUGINS_OPTIONS
 
 pytest_plugins = ["pytester"]
 
@@ -97,7 +98,7 @@ CASE = """
 
 @pytest.fixture
 def cases_project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeini(f"[pytest]\naddopts = -p no:cacheprovider {UNUSED_PLUGINS_OPTIONS}\n")  # also read by xdist workers
     goldens = pytester.path / "fixtures" / "goldens"
     goldens.mkdir(parents=True)
     for name in ("first", "second", "third"):

@@ -64,7 +64,7 @@ emulate:
 """
 
 # what a project with many cases has imported by the time its later cases run: the hanging case
-# must not spend its two seconds importing the HTTP stack before it reaches its hang
+# must not spend its second importing the HTTP stack before it reaches its hang
 WARM = "import openai, httpx, httpx2, vcr.patch, rag_core.agent, rag_core.evals.recording.recorder\n"
 
 _RECORDED: dict[str, bytes] = {}
@@ -132,14 +132,14 @@ HANGS = {
 def test_a_case_that_hangs_fails_naming_case_phase_and_stack_and_the_next_cases_pass(hanging, silent_server, name):
     options, how, phase, line, left_behind = HANGS[name]
     _hang(hanging, f"{how} {silent_server}" if how == "socket" else how)
-    _limit_hangs(hanging, 2)  # the case's own limit, under the session's longer one
+    _limit_hangs(hanging, 1)  # the case's own limit, under the session's longer one
     before = _files(hanging)
     started = time.monotonic()
     result = hanging.runpytest_subprocess("evals", "--case-timeout=60", *options, timeout=120)
     output = result.stdout.str()
     result.assert_outcomes(failed=1, passed=2)
     assert time.monotonic() - started < 60, output
-    result.stdout.fnmatch_lines([f"*hangs: timed out after 2 s (timeout: in fixtures/goldens/hangs.yaml) while {phase}*"])
+    result.stdout.fnmatch_lines([f"*hangs: timed out after 1 s (timeout: in fixtures/goldens/hangs.yaml) while {phase}*"])
     stack = output[output.index("stuck at (innermost call last):"):output.index("short test summary")]
     assert 'File "hanging.py", line' in stack and line in stack, stack
     assert ("its thread is left behind, given up" in output) == left_behind
@@ -167,11 +167,11 @@ def test_a_case_stuck_on_a_provider_request_names_the_request(hanging, silent_se
     else:
         options, request = ["--emulator", "--emulator-latency", "30"], "POST https://api.openai.com/v1/responses"
     before = _files(hanging)
-    result = hanging.runpytest_subprocess("evals", "--case", "hangs", "--case-timeout", "3", "--record-mode=all",
+    result = hanging.runpytest_subprocess("evals", "--case", "hangs", "--case-timeout", "1", "--record-mode=all",
                                           "--update-goldens", *options, timeout=120)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*hangs: timed out after 3 s (--case-timeout) while running the target hanging:agent (turn 1 of 1), waiting "
+        "*hangs: timed out after 1 s (--case-timeout) while running the target hanging:agent (turn 1 of 1), waiting "
         f"on a provider request: {request} (request #1 of its cassette); nothing was written*",
         "*1 cases, 1 failed, 0 new goldens, 0 goldens updated, 0 recorded*"])
     assert _files(hanging) == before
@@ -195,12 +195,12 @@ def test_a_case_the_interrupt_cannot_reach_ends_the_session_saying_where_it_was_
     cannot go on, and stops once the limit has passed again (5 s at least) rather than hang, naming the
     case and the stack."""
     _hang(hanging, "block")
-    _limit_hangs(hanging, 2)
+    _limit_hangs(hanging, 1)
     before = _files(hanging)
     result = hanging.runpytest_subprocess("evals", "--record-mode=all", "--emulator", "--update-goldens", timeout=120)
     assert result.ret == 1
     error = result.stderr.str()
-    assert "rag-core: hangs: timed out after 2 s (timeout: in fixtures/goldens/hangs.yaml) while running the target " \
+    assert "rag-core: hangs: timed out after 1 s (timeout: in fixtures/goldens/hangs.yaml) while running the target " \
            "hanging:agent (turn 1 of 1), and the interrupt has not reached it since" in error, error
     assert "This process ends here, without pytest's summary" in error
     assert 'File "hanging.py", line' in error and "time.sleep(10**6)" in error

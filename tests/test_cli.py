@@ -15,6 +15,7 @@ import pytest
 
 import rag_core
 from rag_core.cli import NO_SCRIPT_REPLY
+from tests.golden_project import UNUSED_PLUGINS_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = [[sys.executable, "-m", "rag_core"]]
@@ -202,9 +203,12 @@ def test_init_then_record_snapshot_and_replay_the_example(tmp_path):
     steps = [line.split("#")[0].strip() for line in result.stdout.splitlines() if line.strip().startswith("pytest ")]
     assert steps == ["pytest evals/ --record-mode=once --emulator", "pytest evals/"]
     assert all(step in readme and step in guide for step in steps)
+    # the steps' sessions load no plugin the example does not use
+    environment = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+                   "PYTEST_ADDOPTS": UNUSED_PLUGINS_OPTIONS}
     for step in steps:
         ran = subprocess.run([sys.executable, "-m", *step.split()], cwd=project, capture_output=True, text=True, timeout=300,
-                             env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")})
+                             env=environment)
         assert ran.returncode == 0, ran.stdout + ran.stderr
     assert (project / "cassettes" / "example_agentic_rag.yaml").is_file()
     golden = (project / "fixtures" / "goldens" / "example_agentic_rag.golden.yaml").read_text()

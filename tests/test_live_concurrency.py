@@ -17,7 +17,7 @@ import numpy  # noqa: E402,F401
 import openai  # noqa: E402,F401
 import vcr  # noqa: E402,F401
 
-from tests.golden_project import project, record  # noqa: E402,F401  (project: a fixture)
+from tests.golden_project import UNUSED_PLUGINS, project, record  # noqa: E402,F401  (project: a fixture)
 
 REPEATS = 8
 
@@ -303,7 +303,7 @@ def test_every_live_repeat_of_a_dspy_program_asks_the_model():
     pytest.importorskip("dspy")
     root = Path(__file__).resolve().parents[1]
     result = subprocess.run([sys.executable, "-m", "pytest", "evals/test_goldens.py", "-q", "-p", "no:cacheprovider",
-                             "-k", "fw_dspy", "--live", "--emulator", "--repeat", "3", "--no-run-record"],
+                             *UNUSED_PLUGINS, "-k", "fw_dspy", "--live", "--emulator", "--repeat", "3", "--no-run-record"],
                             cwd=root, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:]
     assert "| fw_dspy | 3/3 | 100% |" in result.stdout

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.golden_project import UNUSED_PLUGINS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rag_core"
@@ -236,10 +237,12 @@ def test_without_a_search_package_the_knowledge_base_names_the_agent_extra(block
 
 def test_the_request_validity_check_skips_the_bodies_of_sdks_the_light_install_lacks():
     """The light install (the evals extra) has neither the Anthropic SDK nor botocore: the bodies
-    whose types only they hold skip, those of Bedrock's streaming path (`/converse-stream`) too."""
+    whose types only they hold skip, those of Bedrock's streaming path (`/converse-stream`) too.
+    (Nor the dev extra's pytest plugins, which the session leaves unloaded.)"""
     result = run_without({"anthropic", "botocore", "boto3"}, f"""
         import sys, pytest
-        sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-rs", {str(ROOT / "evals" / "test_request_validity.py")!r}]))
+        sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", *{UNUSED_PLUGINS!r}, "-rs",
+                              {str(ROOT / "evals" / "test_request_validity.py")!r}]))
     """)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "botocore is not installed" in result.stdout and "anthropic is not installed" in result.stdout, result.stdout[-3000:]

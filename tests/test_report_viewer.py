@@ -24,7 +24,8 @@ import numpy  # noqa: E402,F401
 import openai  # noqa: E402,F401
 import vcr  # noqa: E402,F401
 
-from evals.benchmarks.report_screenshots import CHROMIUM, VIEWS, add_retrieval_suite, open_page, regress  # noqa: E402
+from evals.benchmarks.report_screenshots import (CHROMIUM, LAUNCH, VIEWS, add_retrieval_suite, regress,  # noqa: E402
+                                                 watched_page)
 from rag_core.cli import main  # noqa: E402
 from rag_core.evals.runs.schema import (CaseEntry, Cost, FailureEntry, GitState, LiveRepeat, LiveSummary,  # noqa: E402
                                         QueryEntry, RetrieverEntry, RunOptions, RunRecord)
@@ -46,15 +47,23 @@ def _browser_or_skip() -> None:
         pytest.skip(missing)
 
 
-@pytest.fixture
-def browser():
+@pytest.fixture(scope="module")
+def chromium():
+    """One chromium for the module's tests; each test's page has a context of its own."""
     _browser_or_skip()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        handle, page, errors, requests = open_page(playwright)
-        yield page, errors, requests
+        handle = playwright.chromium.launch(**LAUNCH)
+        yield handle
         handle.close()
+
+
+@pytest.fixture
+def browser(chromium):
+    page, errors, requests = watched_page(chromium)
+    yield page, errors, requests
+    page.context.close()
     assert errors == [], f"the page logged errors: {errors}"
     assert [url for url in requests if not url.startswith(("file:", "data:"))] == [], requests
 

@@ -15,6 +15,7 @@ import yaml
 
 from rag_core.cli import main
 from rag_core.evals.scaffold.examples import AGENT_CORE_MODULES
+from tests.golden_project import UNUSED_PLUGINS, UNUSED_PLUGINS_OPTIONS
 
 pytest_plugins = ["pytester"]
 
@@ -40,6 +41,7 @@ def environment() -> dict[str, str]:
     """This process's environment for a child, with this checkout's rag_core importable."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PYTEST_ADDOPTS"] = UNUSED_PLUGINS_OPTIONS  # plugins no scaffolded project uses, not loaded
     return env
 
 
@@ -355,10 +357,11 @@ def test_the_workflows_environment_fails_a_skipped_required_case(pytester, capsy
         "id: needs_it\ntarget: m:f\nrequires: [no_such_package_here]\ninput: hi\n")
     env, _ = workflow_steps(pytester.path)
     monkeypatch.delenv("RAG_CORE_REQUIRE_ALL_CASES", raising=False)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "evals", "-k", "needs_it").assert_outcomes(skipped=1)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", *UNUSED_PLUGINS, "evals", "-k", "needs_it").assert_outcomes(
+        skipped=1)
     for name, value in env["env"].items():
         monkeypatch.setenv(name, value)
-    strict = pytester.runpytest_subprocess("-p", "no:cacheprovider", "evals", "-k", "needs_it")
+    strict = pytester.runpytest_subprocess("-p", "no:cacheprovider", *UNUSED_PLUGINS, "evals", "-k", "needs_it")
     strict.assert_outcomes(failed=1)
     assert "no case may skip" in strict.stdout.str()
 

@@ -4,6 +4,7 @@ sends in production, and cannot reach the network while a case runs."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ pytest_plugins = ["pytester"]
 import openai  # noqa: E402,F401  (imported before pytester's in-process runs; see test_harness.py)
 import vcr  # noqa: E402,F401
 
-from tests.golden_project import project  # noqa: E402,F401  (a fixture)
+from tests.golden_project import UNUSED_PLUGINS_OPTIONS, project  # noqa: E402,F401  (project: a fixture)
 
 AGENTS = '''
 import functools
@@ -160,6 +161,14 @@ def agents(project, monkeypatch):
     for path in (project.path / "fixtures" / "goldens").glob("*.yaml"):
         path.unlink()  # only this file's cases
     return project
+
+
+def _installed_or_skip(*modules: str) -> None:
+    """Skip unless ``modules`` are installed. Installed is enough: the sessions the test starts
+    import them, which this process need not (the frameworks take seconds to import)."""
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")
 
 
 def _record_and_replay(project, case_id, monkeypatch):
@@ -369,7 +378,7 @@ def test_a_framework_with_its_own_http_client_is_pinned(agents, monkeypatch):
     """DSPy's default engine speaks HTTP over its own sockets (its vendored lm15 transports):
     its requests go through the cassette as an HTTP library's do, recorded against the
     emulator and replayed with the network closed."""
-    pytest.importorskip("dspy")
+    _installed_or_skip("dspy")
     (agents.path / "dspy_agent.py").write_text(DSPY_AGENT)
     script = ('text: "[[ ## next_thought ## ]]\\nDone.\\n\\n[[ ## next_tool_name ## ]]\\nfinish\\n\\n'
               '[[ ## next_tool_args ## ]]\\n{}\\n\\n[[ ## completed ## ]]"',
@@ -395,7 +404,7 @@ def agent(question):
 
 
 def test_a_client_first_imported_while_its_case_runs_is_named_not_pinned(agents):
-    pytest.importorskip("dspy")
+    _installed_or_skip("dspy")
     (agents.path / "lazy_dspy.py").write_text(LAZY_DSPY_AGENT)
     _case(agents, "lazy_dspy", "lazy_dspy:agent")
     result = agents.runpytest_subprocess("evals", "--record-mode=once", "--emulator")
@@ -530,12 +539,14 @@ def test_an_edited_tool_description_fails_every_framework_case_that_sends_it(tmp
     each case fails, none passes stale, and each diff shows the old and the new text."""
     from tests.golden_project import ROOT
 
-    for module in ("agents", "langchain_openai", "litellm", "haystack", "smolagents", "dspy", "anthropic", "boto3"):
-        pytest.importorskip(module)
+    _installed_or_skip("agents", "langchain_openai", "litellm", "haystack", "smolagents", "dspy", "anthropic", "boto3")
     shutil.copytree(ROOT / "evals", tmp_path / "evals", ignore=shutil.ignore_patterns("__pycache__"))
-    for folder in ("fixtures", "cassettes"):
-        (tmp_path / folder).symlink_to(ROOT / folder)
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\npythonpath = .\n")
+    # and the repository's conftest.py, under which its evals/ run: it freezes the heap the
+    # frameworks' imports leave, which pytest's collections at the session's end would walk again
+    for name in ("fixtures", "cassettes", "conftest.py"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = -p no:cacheprovider {UNUSED_PLUGINS_OPTIONS}\n"
+                                         "pythonpath = .\n")
     old, new = "Look up how a Thai dish is made.", "Find out how a Thai dish is cooked."
     for module in (tmp_path / "evals" / "foreign_agents").rglob("*.py"):
         module.write_text(module.read_text().replace(old, new))

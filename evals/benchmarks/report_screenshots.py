@@ -91,13 +91,19 @@ def write_project(root: Path) -> None:
 def open_page(playwright: Any) -> tuple[Any, Any, list[str], list[str]]:
     """A browser and a page that notes console errors and every request it makes."""
     browser = playwright.chromium.launch(**LAUNCH)
+    return (browser, *watched_page(browser))
+
+
+def watched_page(browser: Any) -> tuple[Any, list[str], list[str]]:
+    """A page of ``browser`` in a context of its own (no cookie or storage of another page), that
+    notes console errors and every request it makes."""
     page = browser.new_page(viewport=VIEWPORT)
     errors: list[str] = []
     requests: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("request", lambda request: requests.append(request.url))
-    return browser, page, errors, requests
+    return page, errors, requests
 
 
 def photograph(report: Path, out: Path) -> list[Path]:
