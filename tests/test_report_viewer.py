@@ -99,6 +99,8 @@ def texts(page, selector: str) -> list[str]:
 
 
 def test_a_person_finds_the_failing_case_reads_its_diff_and_finds_what_regressed(project, browser, screenshots):
+    from playwright.sync_api import expect  # waits for what a view draws after a hash change
+
     page, _, _ = browser
     runs = three_runs(project)
 
@@ -160,7 +162,8 @@ def test_a_person_finds_the_failing_case_reads_its_diff_and_finds_what_regressed
 
     page.click("#tab-history")
     # the pass rate of full replays only: the recording (every golden new) is listed, not drawn
-    assert page.locator("#history-charts .chart").first.locator("circle").count() == 2
+    # (the view is drawn when the tab's hash change arrives: wait for it, a count does not)
+    expect(page.locator("#history-charts .chart").first.locator("circle")).to_have_count(2)
     assert texts(page, "#history tbody td.kind") == ["full replay", "full replay", "recording"]  # newest first
     about = page.locator("#history-about").inner_text()
     assert "the table lists the newest first" in about and "drawn for full replays only (2 of 3)" in about
