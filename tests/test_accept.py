@@ -168,9 +168,10 @@ def test_accept_records_a_case_not_recorded_yet_and_leaves_a_passing_one_as_it_i
     _ci(project, monkeypatch, "evals").assert_outcomes(passed=3)
 
 
-def test_a_case_recorded_live_is_accepted_against_the_live_api_and_without_its_key_says_so(project, monkeypatch):
-    """Its cassette names the live API: accepting records it there again, never against the
-    emulator behind the user's back; without the key nothing is written and the failure says why."""
+def _recorded_live_case(project) -> str:
+    """The recorded project with a case ``pantry_live`` as a live recording leaves it: the with_tool
+    case without its ``emulate:`` script, its golden, its cassette marked live and holding no script
+    digest. Returns the script it was given none of."""
     record(project)
     goldens, cassettes = project.path / "fixtures" / "goldens", project.path / "cassettes"
     case = (goldens / "with_tool.yaml").read_text().replace("id: with_tool", "id: pantry_live")
@@ -181,6 +182,13 @@ def test_a_case_recorded_live_is_accepted_against_the_live_api_and_without_its_k
     assert live != emulated
     (cassettes / "pantry_live.yaml").write_text(live.replace("target: rag-core provider emulator",
                                                              "target: live provider API"))
+    return "emulate:" + case.split("emulate:")[1]
+
+
+def test_a_case_recorded_live_is_accepted_against_the_live_api_and_without_its_key_says_so(project, monkeypatch):
+    """Its cassette names the live API: accepting records it there again, never against the
+    emulator behind the user's back; without the key nothing is written and the failure says why."""
+    _recorded_live_case(project)
     project.runpytest("evals", "-k", "pantry_live").assert_outcomes(passed=1, deselected=2)
     (project.path / "pantry_tools.py").write_text(TOOLS.replace("Look a term up", "Find a term"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -301,17 +309,8 @@ UNREACHABLE = "api.rag-core-test.invalid"  # .invalid is reserved: no resolver k
 
 
 def test_accepting_a_live_recording_that_cannot_connect_prints_the_command_against_the_emulator(project, monkeypatch):
-    record(project)
+    script = _recorded_live_case(project)
     goldens, cassettes = project.path / "fixtures" / "goldens", project.path / "cassettes"
-    case = (goldens / "with_tool.yaml").read_text().replace("id: with_tool", "id: pantry_live")
-    script = "emulate:" + case.split("emulate:")[1]
-    (goldens / "pantry_live.yaml").write_text(case.split("emulate:")[0])
-    (goldens / "pantry_live.golden.yaml").write_bytes((goldens / "with_tool.golden.yaml").read_bytes())
-    emulated = (cassettes / "with_tool.yaml").read_text()
-    live = re.sub(r"\n  script: sha256:\w+", "", emulated)  # a live recording holds no emulate: script
-    assert live != emulated
-    (cassettes / "pantry_live.yaml").write_text(live.replace("target: rag-core provider emulator",
-                                                             "target: live provider API"))
     (project.path / "pantry_tools.py").write_text(TOOLS.replace("Look a term up", "Find a term"))
     monkeypatch.setenv("OPENAI_BASE_URL", f"https://{UNREACHABLE}/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-not-a-real-key")

@@ -44,7 +44,7 @@ PUBLIC = {
     "rag_core.models": ["Claude", "Gemini", "Model", "OpenAIChat", "OpenAIResponses"],
     "rag_core.models.google": ["Gemini"],
     "rag_core.models.openai": ["OpenAIChat", "OpenAIResponses"],
-    "rag_core.providers": ["ADAPTED_APIS", "CHAT_APIS", "PROVIDERS", "Provider", "adapter_of", "api_of", "by_name",
+    "rag_core.providers": ["ADAPTED_APIS", "CHAT_APIS", "FAMILIES", "PROVIDERS", "Provider", "adapter_of", "api_of", "by_name",
                            "provider_of_api"],
     "rag_core.reranker": ["CohereReranker", "Reranker"],
     "rag_core.run_output": ["RunMetrics", "RunOutput", "ToolExecution"],

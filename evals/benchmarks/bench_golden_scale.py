@@ -24,7 +24,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from evals.benchmarks.golden_project import project, remove, run, trivial_project
+from evals.benchmarks.golden_project import cpu_in_turns, project, remove, run, trivial_project
 
 
 def replay_per_case(scratch: Path, cases: int, runs: int, codes: list[Path], warm: int = 1) -> None:
@@ -33,13 +33,7 @@ def replay_per_case(scratch: Path, cases: int, runs: int, codes: list[Path], war
     pytest_alone = {"tests": (tests, [], False, None), "one": (one, [], False, None)}
     sessions = {**pytest_alone, **{f"{name} {code}": (folder, ["evals"], True, code)
                                    for code in codes for name, folder in (("many", many), ("alone", alone))}}
-    for _ in range(warm):  # the file cache and the bytecode
-        for folder, args, plugins, code in sessions.values():
-            run(folder, args, plugins, code)
-    cpu: dict[str, list[float]] = {name: [] for name in sessions}
-    for _ in range(runs):
-        for name, (folder, args, plugins, code) in sessions.items():
-            cpu[name].append(run(folder, args, plugins, code)[1])
+    cpu = cpu_in_turns(sessions, runs, warm)
     test = [(t - o) / cases * 1000 for t, o in zip(cpu["tests"], cpu["one"])]
     print(f"{cases} trivial tests: {statistics.median(cpu['tests']):.2f} s CPU, one {statistics.median(cpu['one']):.2f} s: "
           f"pytest's own per test {statistics.median(test):.2f} ms CPU (median of {runs})")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import vcr.serializers.yamlserializer
 
-from evals.benchmarks.golden_project import EXAMPLE, project, remove, run
+from evals.benchmarks.golden_project import EXAMPLE, Session, cpu_in_turns, project, remove
 from rag_core.evals.recording import cassette_format
 
 PEER_OPTIONS = ["--block-network", "-p", "no:rag_core", "-p", "no:rag_core_retrieval"]
@@ -84,7 +84,7 @@ def peer_project(folder: Path, harness: Path, cases: int) -> Path:
 
 def compare(scratch: Path, sizes: list[int], runs: int, codes: list[Path], warm: int = 1) -> None:
     one = project(scratch / "harness-1", 0, recorded=True)
-    sessions: dict[str, tuple[Path, list[str], bool, Path | None]] = {}
+    sessions: dict[str, Session] = {}
     for code in codes:
         sessions[f"harness 1 {code}"] = (one, ["evals"], True, code)
     sessions["peer 1"] = (peer_project(scratch / "peer-1", one, 1), PEER_OPTIONS, False, codes[-1])
@@ -93,13 +93,7 @@ def compare(scratch: Path, sizes: list[int], runs: int, codes: list[Path], warm:
         for code in codes:
             sessions[f"harness {size} {code}"] = (many, ["evals"], True, code)
         sessions[f"peer {size}"] = (peer_project(scratch / f"peer-{size}", one, size), PEER_OPTIONS, False, codes[-1])
-    for _ in range(warm):  # the file cache and the bytecode
-        for folder, args, plugins, code in sessions.values():
-            run(folder, args, plugins, code)
-    cpu: dict[str, list[float]] = {name: [] for name in sessions}
-    for _ in range(runs):
-        for name, (folder, args, plugins, code) in sessions.items():
-            cpu[name].append(run(folder, args, plugins, code)[1])
+    cpu = cpu_in_turns(sessions, runs, warm)
     medians = {name: statistics.median(times) for name, times in cpu.items()}
     best = {name: min(times) for name, times in cpu.items()}
 

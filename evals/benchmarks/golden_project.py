@@ -69,5 +69,23 @@ def run(folder: Path, args: list[str], plugins: bool = True, code: Path | None =
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+# a pytest session to time: (folder, args, with rag-core's plugins, the source tree to import rag_core from)
+Session = tuple[Path, list[str], bool, Path | None]
+
+
+def cpu_in_turns(sessions: dict[str, Session], runs: int, warm: int = 1) -> dict[str, list[float]]:
+    """Each session's CPU seconds in ``runs`` rounds, the sessions taking turns in each round so
+    that all of them see the same machine; ``warm`` unmeasured rounds first (the file cache and
+    the bytecode)."""
+    for _ in range(warm):
+        for folder, args, plugins, code in sessions.values():
+            run(folder, args, plugins, code)
+    cpu: dict[str, list[float]] = {name: [] for name in sessions}
+    for _ in range(runs):
+        for name, (folder, args, plugins, code) in sessions.items():
+            cpu[name].append(run(folder, args, plugins, code)[1])
+    return cpu
+
+
 def remove(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)

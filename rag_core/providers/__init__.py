@@ -19,7 +19,7 @@ from rag_core.providers.cohere import COHERE
 from rag_core.providers.gemini import GEMINI
 from rag_core.providers.openai import OPENAI
 
-__all__ = ["ADAPTED_APIS", "CHAT_APIS", "PROVIDERS", "Provider", "adapter_of", "api_of", "by_name", "provider_of_api"]
+__all__ = ["ADAPTED_APIS", "CHAT_APIS", "FAMILIES", "PROVIDERS", "Provider", "adapter_of", "api_of", "by_name", "provider_of_api"]
 
 PROVIDERS: tuple[Provider, ...] = (OPENAI, AZURE_OPENAI, GEMINI, COHERE, ANTHROPIC, BEDROCK)
 # every API whose requests are model calls: what the emulator's script answers and the wire
@@ -27,6 +27,8 @@ PROVIDERS: tuple[Provider, ...] = (OPENAI, AZURE_OPENAI, GEMINI, COHERE, ANTHROP
 CHAT_APIS: tuple[str, ...] = tuple(dict.fromkeys(api for provider in PROVIDERS for api in provider.model_apis))
 # the model APIs the core has an adapter for (what a golden case's ``model.api`` may name), in order
 ADAPTED_APIS: tuple[str, ...] = tuple(dict.fromkeys(api for provider in PROVIDERS for api in provider.adapters))
+# the API families, each once: the name of a family's module in the wire readers and the emulator
+FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(provider.family for provider in PROVIDERS))
 
 
 def by_name(name: str) -> Provider:

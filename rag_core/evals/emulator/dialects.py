@@ -11,7 +11,7 @@ import json
 from typing import Any, Callable
 
 from rag_core.evals.emulator.script import DeterministicIds, ScriptedError, ScriptedTurn
-from rag_core.providers import PROVIDERS
+from rag_core.providers import FAMILIES
 
 # status, content type, body, headers
 Answer = tuple[int, str, bytes, dict[str, str]]
@@ -24,7 +24,7 @@ SSE = "text/event-stream; charset=utf-8"
 @functools.cache
 def dialects() -> dict[str, Dialect]:
     found: dict[str, Dialect] = {}
-    for family in dict.fromkeys(provider.family for provider in PROVIDERS):
+    for family in FAMILIES:
         found |= importlib.import_module(f"rag_core.evals.emulator.{family}").DIALECTS
     return found
 

@@ -22,14 +22,14 @@ from typing import Any
 
 from rag_core.evals.wire import parts
 from rag_core.evals.wire.exchange import Answer, ApiReading, Body, Exchange, ModelCall
-from rag_core.providers import CHAT_APIS, PROVIDERS, api_of
+from rag_core.providers import CHAT_APIS, FAMILIES, api_of
 
 
 @functools.cache
 def readings() -> dict[str, ApiReading]:
     """Every API's reading, from each provider family's module (``rag_core.evals.wire.<family>``)."""
     found: dict[str, ApiReading] = {}
-    for family in dict.fromkeys(provider.family for provider in PROVIDERS):
+    for family in FAMILIES:
         found |= importlib.import_module(f"rag_core.evals.wire.{family}").READINGS
     return found
 
