@@ -334,3 +334,17 @@ def test_a_recording_that_runs_out_of_retries_fails_saying_so_and_writes_nothing
     result.stdout.fnmatch_lines(["*with_tool: recording failed, nothing was written*HTTP 429*(the recording gave up "
                                  "after 1 retry (--retries 1))*"])
     assert not list((project.path / "cassettes").rglob("*.yaml"))
+
+
+def test_runs_at_once_begin_with_the_credential_ruleset_compiled(tmp_path, monkeypatch):
+    # every run screens what it writes: compiled by the first runs at once, each would wait for it
+    from rag_core.evals import secret_rules
+    from rag_core.evals.golden.concurrent_runs import LiveSession
+    from rag_core.evals.golden.playing import Settings
+
+    monkeypatch.setattr(secret_rules, "_compiled", None, raising=False)
+    session = LiveSession(Settings(tmp_path, tmp_path, live=True, emulator=True, repeat=REPEATS, concurrency=8))
+    try:
+        assert secret_rules._compiled is not None
+    finally:
+        session.close()

@@ -95,3 +95,32 @@ def test_the_upstream_script_finds_the_configuration_in_a_binary():
     assert embedded_config(b"\x7fELF\x00" + b"\x00" * 16 + config + b"\x00\x00\xff") == config
     # Go lays strings end to end: text of the binary right after the file is not the file's
     assert embedded_config(b"\x00" + config + b"unexpected EOF\x00") == config
+
+
+def test_threads_asking_for_the_ruleset_first_at_once_compile_it_once(monkeypatch):
+    # runs at once (--concurrency) each screen what they write: the first screenings meet
+    import threading
+    import time
+
+    monkeypatch.setattr(secret_rules, "_compiled", None)
+    read, reads = secret_rules.read_text, []
+
+    def slow_read() -> bytes:
+        reads.append(threading.get_ident())
+        time.sleep(0.05)  # long enough for every thread to arrive while the first one compiles
+        return read()
+
+    monkeypatch.setattr(secret_rules, "read_text", slow_read)
+    start, got = threading.Barrier(4), []
+
+    def ask() -> None:
+        start.wait()
+        got.append(ruleset())
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(reads) == 1
+    assert len(got) == 4 and all(each is got[0] for each in got)

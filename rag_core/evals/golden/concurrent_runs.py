@@ -81,10 +81,23 @@ def _import_before_the_runs() -> None:
     """numpy (the vector stores, bm25s, chromadb and scipy import it on first use) imported in the
     session's thread: imported by several runs' threads at once, its circular imports handed one
     of them a half-initialized module (``cannot import name 'NDArray' from partially initialized
-    module``)."""
+    module``). The harness's own first use of what every run needs (vcrpy for its scratch
+    cassette, genai-prices for its price, the credential ruleset for what it writes) is made here
+    too, once: made by the first runs at once, each of them waits for it, holding the
+    interpreter, before the next runs can begin."""
+    from rag_core.evals.secret_rules import RulesetError, ruleset
+    from rag_core.evals.wire.cost import available
+
     try:
         import numpy  # noqa: F401
     except ImportError:  # the harness alone: no run of this session uses it
+        pass
+    import vcr  # noqa: F401
+
+    available()
+    try:
+        ruleset()
+    except RulesetError:  # refused by the first write, which names the cause, as without runs at once
         pass
 
 

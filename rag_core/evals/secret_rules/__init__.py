@@ -26,10 +26,10 @@ read all of their syntax.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import re
+import threading
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
@@ -175,9 +175,23 @@ def read_text() -> bytes:
     return data
 
 
-@functools.cache
+_compiled: Ruleset | None = None
+_compiling = threading.Lock()
+
+
 def ruleset() -> Ruleset:
-    """The ruleset, compiled once per process (on first use: the plugin's import stays cheap)."""
+    """The ruleset, compiled once per process (on first use: the plugin's import stays cheap).
+    Once, too, when several threads ask for it first at the same moment (runs at once each screen
+    what they write): ``functools.cache`` would let each of them compile it."""
+    global _compiled
+    if _compiled is None:
+        with _compiling:
+            if _compiled is None:
+                _compiled = _compile_ruleset()
+    return _compiled
+
+
+def _compile_ruleset() -> Ruleset:
     try:
         import re2  # noqa: F401
     except ImportError:
