@@ -180,6 +180,27 @@ def test_a_document_reads_as_the_safe_loader_reads_it(text):
     assert repr(got) == repr(expected)  # the same types (1 and 1.0 and True are equal)
 
 
+@pytest.mark.parametrize("text", DOCUMENTS + ["a: 1\nb: {c: 2, c: 3}\n", "a: 1\na: 2\n", "? [1]\n: x\n"])
+def test_a_case_file_read_without_its_lines_is_what_the_careful_reader_reads(tmp_path, text):
+    """``load_plain`` is the case files' fast path: whatever it gives is what the reader that keeps
+    lines gives; a key written twice, which that reader refuses naming its line, is left to it."""
+    plain, got = yaml_read.load_plain(text)
+    try:
+        expected, _ = yaml_read.load_with_lines(tmp_path / "case.yaml", text)
+    except yaml.YAMLError:
+        assert (plain, got) == (False, None)
+        return
+    if plain:
+        assert repr(got) == repr(expected)
+
+
+def test_a_case_file_with_a_key_written_twice_is_left_to_the_reader_that_names_its_line():
+    assert yaml_read.load_plain("id: a\nexpect: {}\nexpect: {output: {contains: x}}\n") == (False, None)
+    assert yaml_read.load_plain("id: a\nx: &y [1]\nz: *y\n") == (False, None)  # an alias: the careful reader's
+    assert yaml_read.load_plain("id: a\nexpect: {output: {contains: x}}\n") == (
+        True, {"id": "a", "expect": {"output": {"contains": "x"}}})
+
+
 def test_a_plain_document_is_built_without_pyyaml_generic_constructor(monkeypatch):
     built: list[object] = []
     generic = yaml_read._FAST.construct_document

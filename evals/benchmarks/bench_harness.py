@@ -6,9 +6,10 @@
   through the SDK, observation, golden comparison), without pytest around it;
 * the share of that which is the agent run itself (cassette replay, no harness);
 * the wall time of ``pytest evals/test_goldens.py`` (all golden cases), in a fresh process;
-* with ``--record``: recording a case against the emulator (``--record-mode=all --emulator``,
-  ``run_case`` in-process) against replaying the same case, the two in turn, CPU time: the
-  ``rag-core init`` example, in a throwaway project (``golden_project.py``);
+* with ``--record``: recording a case against the emulator (``--record-mode=rewrite`` and ``all``
+  with ``--emulator``, or the modes ``--record-modes`` names; ``run_case`` in-process) against
+  replaying the same case, in turn, CPU time: the ``rag-core init`` example, in a throwaway project
+  (``golden_project.py``);
 * with ``--server``: one request to ``rag-core emulator serve`` through the openai SDK on a
   kept-alive connection (the server is for recording by hand and for tests, not the harness).
 """
@@ -46,27 +47,42 @@ def cpu_ms(fn) -> float:
     return (time.process_time() - started) * 1000
 
 
-def record_against_replay(runs: int) -> None:
-    """Recording the init example against the emulator, and replaying it, in turn: CPU ms each."""
+def record_against_replay(runs: int, modes: list[str]) -> None:
+    """Recording the init example against the emulator in each of ``modes``, and replaying it, in
+    turn: CPU ms each. Each run reads its cassette as a session's only run of the case does: the
+    parse a process keeps of a cassette text it read before is emptied first (in a session, each
+    case's cassette is read once; here the same case runs again and again)."""
     import tempfile
 
     from evals.benchmarks.golden_project import EXAMPLE, project, remove
+    from rag_core.evals.recording import cassette_format
 
     folder = project(Path(tempfile.mkdtemp(prefix="rag-core-bench-record-")) / "project", 0, recorded=True)
     try:
         [case] = parse_case_file(folder / "fixtures" / "goldens" / f"{EXAMPLE}.yaml")
         replay = Settings(cassettes_dir=folder / "cassettes", fixtures_dir=folder / "fixtures")
-        record = Settings(cassettes_dir=folder / "cassettes", fixtures_dir=folder / "fixtures", record_mode="all",
-                          emulator=True)
+        records = {mode: Settings(cassettes_dir=folder / "cassettes", fixtures_dir=folder / "fixtures",
+                                  record_mode=mode, emulator=True) for mode in modes}
 
-        def played(settings: Settings) -> None:
+        def played(settings: Settings) -> float:
+            cassette_format._parse.cache_clear()
+            started = time.process_time()
             assert not run_case(case, settings).failures
+            return (time.process_time() - started) * 1000
 
-        played(replay), played(record)  # warm: imports, the corpus's index, the SDK's client
-        pairs = [(cpu_ms(lambda: played(record)), cpu_ms(lambda: played(replay))) for _ in range(runs)]
-        recorded, replayed = statistics.median(r for r, _ in pairs), statistics.median(p for _, p in pairs)
-        print(f"record the init example against the emulator: median {recorded:.2f} ms CPU; replay it: median "
-              f"{replayed:.2f} ms CPU; ratio {statistics.median(r / p for r, p in pairs):.2f} (median of {runs})")
+        for settings in (replay, *records.values()):  # warm: imports, the corpus's index, the SDK's client
+            played(settings)
+        times: dict[str, list[float]] = {name: [] for name in ("replay", *modes)}
+        for _ in range(runs):
+            times["replay"].append(played(replay))
+            for mode, settings in records.items():
+                times[mode].append(played(settings))
+        replayed = statistics.median(times["replay"])
+        print(f"replay the init example: median {replayed:.2f} ms CPU (median of {runs})")
+        for mode in modes:
+            ratio = statistics.median(r / p for r, p in zip(times[mode], times["replay"]))
+            print(f"record it against the emulator, --record-mode={mode}: median {statistics.median(times[mode]):.2f} "
+                  f"ms CPU; ratio to the replay beside it {ratio:.2f}")
     finally:
         remove(folder.parent)
 
@@ -98,10 +114,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--pytest-runs", type=int, default=3, help="how many times to time `pytest evals/`")
     parser.add_argument("--record", action="store_true", help="also: recording against replaying the init example")
+    parser.add_argument("--record-modes", default="rewrite,all", help="with --record: the modes recorded in (comma-separated)")
     parser.add_argument("--server", action="store_true", help="also: a request to `rag-core emulator serve`")
     args = parser.parse_args()
     if args.record:
-        record_against_replay(args.runs)
+        record_against_replay(args.runs, args.record_modes.split(","))
     if args.server:
         server_request(args.runs)
     settings = Settings(cassettes_dir=ROOT / "cassettes",

@@ -1,18 +1,24 @@
 """Golden replay against pytest-recording: one program, the same interactions (run by hand).
 
-    python -m evals.benchmarks.bench_pytest_recording [--cases 100,1000] [--runs 5] [--warm 1] [--code OLD,.]
+    python -m evals.benchmarks.bench_pytest_recording [--program agent|sdk|stream] [--cases 100,1000] [--runs 5]
+        [--warm 1] [--code OLD,.]
 
 What a user would otherwise pick for the same job is the program's test under pytest-recording
-(``@pytest.mark.vcr``, ``--block-network``) asserting its answer. The program is the agent of
-``rag-core init``'s example (an ``Agent`` searching the example corpus, a tool call then the
-answer: two requests). For each size N, two projects replay it N times:
+(``@pytest.mark.vcr``, ``--block-network``) asserting its answer. The program (``--program``):
 
-* the harness's: the ``rag-core init`` project, its example recorded once against the emulator,
-  with N-1 copies of it (``golden_project.py``: N golden cases, each with its own cassette and
-  golden);
-* pytest-recording's: one test parametrized N times that builds the same agent, runs it and asserts
-  its answer holds ``tamarind``, each test with its own cassette: the harness's recording written
-  in vcrpy's own YAML format (pytest-recording matches a request by method and URI, and plays the
+* ``agent``: the agent of ``rag-core init``'s example (an ``Agent`` searching the example corpus, a
+  tool call then the answer: two requests to the Responses API);
+* ``sdk``: a plain openai SDK program, a Chat Completions tool loop of two requests;
+* ``stream``: the same loop streamed, its answer yielded as it comes.
+
+For each size N, two projects replay it N times:
+
+* the harness's: the ``rag-core init`` project, the program's case recorded once against the
+  emulator, with N-1 copies of it (``golden_project.py``: N golden cases, each with its own cassette
+  and golden);
+* pytest-recording's: one test parametrized N times that runs the same program and asserts its
+  answer holds ``tamarind``, each test with its own cassette: the harness's recording written in
+  vcrpy's own YAML format (pytest-recording matches a request by method and URI, and plays the
   interactions in order).
 
 CPU per extra case is the whole pytest process at N cases less the same at one, over N-1: from the
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import vcr.serializers.yamlserializer
@@ -37,7 +44,7 @@ from rag_core.evals.recording import cassette_format
 PEER_OPTIONS = ["--block-network", "-p", "no:rag_core", "-p", "no:rag_core_retrieval"]
 
 # the agent the example case describes (golden/build.py builds it from the case file), written out
-PEER_TEST = '''\
+AGENT_TEST = '''\
 import os
 from pathlib import Path
 
@@ -66,14 +73,114 @@ def test_program(case):
     assert "tamarind" in make_agent().run("How do I make pad thai?").content
 '''
 
+# a program written against the openai SDK alone, as its docs write a tool loop
+PROGRAM = '''\
+import json
 
-def peer_project(folder: Path, harness: Path, cases: int) -> Path:
+from openai import OpenAI
+
+client = OpenAI(max_retries=0)
+INSTRUCTIONS = "You are a Thai cook. Look recipes up before you answer."
+TOOLS = [{"type": "function", "function": {
+    "name": "lookup_recipe", "description": "The recipe of a dish.",
+    "parameters": {"type": "object", "properties": {"dish": {"type": "string"}}, "required": ["dish"]}}}]
+
+
+def lookup_recipe(dish):
+    return f"{dish}: rice noodles fried with tamarind, fish sauce and palm sugar."
+
+
+def answer(question):
+    messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": question}]
+    first = client.chat.completions.create(model="gpt-5.2", messages=messages, tools=TOOLS).choices[0].message
+    messages.append(first.model_dump(exclude_none=True))
+    for call in first.tool_calls or []:
+        result = lookup_recipe(**json.loads(call.function.arguments))
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    return client.chat.completions.create(model="gpt-5.2", messages=messages, tools=TOOLS).choices[0].message.content
+
+
+def stream(question):
+    messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": question}]
+    calls = {}
+    for chunk in client.chat.completions.create(model="gpt-5.2", messages=messages, tools=TOOLS, stream=True):
+        for delta in chunk.choices[0].delta.tool_calls or [] if chunk.choices else []:
+            call = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+            call["id"] += delta.id or ""
+            call["name"] += delta.function.name or ""
+            call["arguments"] += delta.function.arguments or ""
+    messages.append({"role": "assistant", "tool_calls": [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for c in calls.values()]})
+    for c in calls.values():
+        messages.append({"role": "tool", "tool_call_id": c["id"], "content": lookup_recipe(**json.loads(c["arguments"]))})
+    for chunk in client.chat.completions.create(model="gpt-5.2", messages=messages, tools=TOOLS, stream=True):
+        if chunk.choices and chunk.choices[0].delta.content:
+            yield chunk.choices[0].delta.content
+'''
+
+PROGRAM_CASE = '''\
+id: example_agentic_rag
+target: programs:{function}
+input: How do I make pad thai?
+emulate:
+  - tool_calls: [{{name: lookup_recipe, arguments: {{dish: pad thai}}}}]
+  - text: Soak rice noodles, then fry them with tamarind, fish sauce and palm sugar.
+expect:
+  output: {{contains: tamarind}}
+'''
+
+PROGRAM_TEST = '''\
+import os
+
+import pytest
+
+os.environ.setdefault("OPENAI_API_KEY", "sk-replay")  # replayed: any key
+from programs import {function}  # noqa: E402 (its client is built at import, as the program builds it)
+
+CASES = [f"copy_{{{{number:05d}}}}" for number in range({{cases}})]
+
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("case", CASES)
+def test_program(case):
+    assert "tamarind" in {answer}
+'''
+
+
+@dataclass(frozen=True)
+class Program:
+    """What both projects run: the harness's case (None: the init example as it is), the program's
+    module (beside the case, and beside the peer's test), and the peer's test."""
+    case: str | None
+    module: str | None
+    test: str
+
+
+PROGRAMS = {
+    "agent": Program(None, None, AGENT_TEST),
+    "sdk": Program(PROGRAM_CASE.format(function="answer"), PROGRAM,
+                   PROGRAM_TEST.format(function="answer", answer='answer("How do I make pad thai?")')),
+    "stream": Program(PROGRAM_CASE.format(function="stream"), PROGRAM,
+                      PROGRAM_TEST.format(function="stream", answer='"".join(stream("How do I make pad thai?"))')),
+}
+
+
+def harness_project(folder: Path, program: Program, copies: int) -> Path:
+    """The init project with ``program``'s case recorded against the emulator, and ``copies`` copies of it."""
+    return project(folder, copies, recorded=True, example=program.case,
+                   files={"programs.py": program.module} if program.module else None)
+
+
+def peer_project(folder: Path, harness: Path, program: Program, cases: int) -> Path:
     """pytest-recording's project of ``cases`` tests, replaying what the harness project recorded."""
     tests = folder / "tests"
     (tests / "cassettes" / "test_program").mkdir(parents=True)
     (folder / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
     (tests / "example.yaml").write_text((harness / "fixtures" / "corpora" / "example.yaml").read_text())
-    (tests / "test_program.py").write_text(PEER_TEST.format(cases=cases))
+    if program.module:
+        (folder / "programs.py").write_text(program.module)
+    (tests / "test_program.py").write_text(program.test.format(cases=cases))
     recorded = cassette_format.deserialize((harness / "cassettes" / f"{EXAMPLE}.yaml").read_text())
     text = vcr.serializers.yamlserializer.serialize({"interactions": recorded["interactions"], "version": 1})
     for number in range(cases):  # each its own text, as each case's cassette is
@@ -82,17 +189,19 @@ def peer_project(folder: Path, harness: Path, cases: int) -> Path:
     return folder
 
 
-def compare(scratch: Path, sizes: list[int], runs: int, codes: list[Path], warm: int = 1) -> None:
-    one = project(scratch / "harness-1", 0, recorded=True)
+def compare(scratch: Path, sizes: list[int], runs: int, codes: list[Path], warm: int = 1,
+            program: Program = PROGRAMS["agent"]) -> None:
+    one = harness_project(scratch / "harness-1", program, 0)
     sessions: dict[str, Session] = {}
     for code in codes:
         sessions[f"harness 1 {code}"] = (one, ["evals"], True, code)
-    sessions["peer 1"] = (peer_project(scratch / "peer-1", one, 1), PEER_OPTIONS, False, codes[-1])
+    sessions["peer 1"] = (peer_project(scratch / "peer-1", one, program, 1), PEER_OPTIONS, False, codes[-1])
     for size in sizes:
-        many = project(scratch / f"harness-{size}", size - 1, recorded=True)
+        many = harness_project(scratch / f"harness-{size}", program, size - 1)
         for code in codes:
             sessions[f"harness {size} {code}"] = (many, ["evals"], True, code)
-        sessions[f"peer {size}"] = (peer_project(scratch / f"peer-{size}", one, size), PEER_OPTIONS, False, codes[-1])
+        sessions[f"peer {size}"] = (peer_project(scratch / f"peer-{size}", one, program, size), PEER_OPTIONS, False,
+                                    codes[-1])
     cpu = cpu_in_turns(sessions, runs, warm)
     medians = {name: statistics.median(times) for name, times in cpu.items()}
     best = {name: min(times) for name, times in cpu.items()}
@@ -114,6 +223,7 @@ def compare(scratch: Path, sizes: list[int], runs: int, codes: list[Path], warm:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--program", choices=sorted(PROGRAMS), default="agent")
     parser.add_argument("--cases", default="100,1000", help="comma-separated sizes N (each above 1)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warm", type=int, default=1, help="unmeasured rounds first, to warm the file cache (0: none)")
@@ -124,7 +234,8 @@ def main() -> None:
         parser.error("--cases: sizes above 1; --runs: at least 1")
     scratch = Path(tempfile.mkdtemp(prefix="rag-core-bench-pytest-recording-"))
     try:
-        compare(scratch, sizes, args.runs, [Path(code) for code in args.code.split(",")], args.warm)
+        compare(scratch, sizes, args.runs, [Path(code) for code in args.code.split(",")], args.warm,
+                PROGRAMS[args.program])
     finally:
         remove(scratch)
 

@@ -22,10 +22,18 @@ EXAMPLE = "example_agentic_rag"
 PYTEST = [sys.executable, "-m", "pytest", "-q"]
 
 
-def project(folder: Path, copies: int, recorded: bool = False) -> Path:
+def project(folder: Path, copies: int, recorded: bool = False, example: str | None = None,
+            files: dict[str, str] | None = None) -> Path:
+    """The init project with ``copies`` copies of its example case; ``example``, if given, is the
+    case file written in the example's place (its id ``EXAMPLE``), and ``files`` more files of the
+    project (a program the case names as its target), by path."""
     subprocess.run([sys.executable, "-c", "import sys; from rag_core.cli import main; sys.exit(main(sys.argv[1:]))",
                     "init", str(folder)], check=True, capture_output=True)
     goldens, cassettes = folder / "fixtures" / "goldens", folder / "cassettes"
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    if example is not None:
+        (goldens / f"{EXAMPLE}.yaml").write_text(example)
     if recorded:
         run(folder, ["evals", "--record-mode=once", "--emulator"])
     example = (goldens / f"{EXAMPLE}.yaml").read_text()

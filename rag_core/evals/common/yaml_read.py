@@ -113,47 +113,57 @@ _SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("null", "bool"
                                                                      "timestamp", "str"))
 
 
-def _plain(loader: Any, node: yaml.Node, depth: int, seen: set[int]) -> Any:
+def _plain(loader: Any, node: yaml.Node, depth: int, seen: set[int], unique: bool = False) -> Any:
     """The value of a document without aliases, built as the safe loader builds it, for the nodes
     most documents are made of: plain mappings with scalar keys, lists, and scalars (each through
     the safe loader's own constructor for its tag). PyYAML's generic constructor, which keeps
     state per node for aliases and recursion, took twice as long on a cassette. The bounds are
-    checked on the way: the depth, and a node met twice (an alias) is left to the careful path."""
+    checked on the way: the depth, and a node met twice (an alias) is left to the careful path;
+    with ``unique``, so is a mapping that writes a key twice (the careful reader names its line)."""
     if depth > MAX_DEPTH:
         raise BoundsError(NESTED_TOO_DEEPLY, node.start_mark)
     if id(node) in seen:
         raise _Unusual
     seen.add(id(node))
-    tag = node.tag
-    if isinstance(node, yaml.ScalarNode):
+    kind, tag = type(node), node.tag  # exact types: a subclass of PyYAML's nodes is unusual
+    if kind is yaml.ScalarNode:
         if tag == _STR:
             return node.value
         if tag in _SCALAR_TAGS:
             return loader.yaml_constructors[tag](loader, node)
-    elif isinstance(node, yaml.MappingNode) and tag == _MAP:
+    elif kind is yaml.MappingNode and tag == _MAP:
         mapping = {}
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):  # a key that may not be hashable
+            if type(key_node) is not yaml.ScalarNode:  # a key that may not be hashable
                 raise _Unusual
-            mapping[_plain(loader, key_node, depth + 1, seen)] = _plain(loader, value_node, depth + 1, seen)
+            key = key_node.value if key_node.tag == _STR else _plain(loader, key_node, depth + 1, seen)
+            if unique and key in mapping:
+                raise _Unusual
+            mapping[key] = _plain(loader, value_node, depth + 1, seen, unique)
         return mapping
-    elif isinstance(node, yaml.SequenceNode) and tag == _SEQ:
-        return [_plain(loader, child, depth + 1, seen) for child in node.value]
+    elif kind is yaml.SequenceNode and tag == _SEQ:
+        return [_plain(loader, child, depth + 1, seen, unique) for child in node.value]
     raise _Unusual
 
 
-def _document(loader: Any, plain: bool = False) -> Any:
+class _Careful(Exception):
+    """The fast path cannot build the document as the careful reader would (see ``load_plain``)."""
+
+
+def _document(loader: Any, plain: bool = False, unique: bool = False) -> Any:
     """The document ``loader`` reads, within the bounds; with ``plain``, built by ``_plain`` when
-    it has no alias and only usual nodes (the same value PyYAML builds)."""
+    it has no alias and only usual nodes (the same value PyYAML builds). With ``unique`` as well,
+    a document ``_plain`` leaves to PyYAML raises ``_Careful`` instead."""
     try:
         node = loader.get_single_node()
         if node is None:
             return None
         if plain:  # one walk: the bounds checked as it builds (the recursion is bounded by the depth)
             try:
-                return _plain(loader, node, 1, set())
+                return _plain(loader, node, 1, set(), unique)
             except _Unusual:
-                pass
+                if unique:
+                    raise _Careful from None
         if _has_aliases(node) and _expanded_size(node) > MAX_NODES:
             raise BoundsError(f"its aliases expand to more than {MAX_NODES:,} nodes (a YAML alias bomb?)",
                               node.start_mark)
@@ -178,6 +188,17 @@ def compose_nodes(text: str) -> yaml.Node | None:
 def load_bounded(text: str) -> Any:
     """``text`` parsed as YAML (the fast C parser where installed), within the bounds above."""
     return _document(_FAST(text), plain=True)
+
+
+def load_plain(text: str) -> tuple[bool, Any]:
+    """(True, the document) when ``text`` is made of the usual nodes only, each mapping's keys
+    written once: the value ``load_with_lines`` gives, without keeping lines. (False, None) for any
+    other text (a key written twice, an alias, another tag, invalid YAML, past the bounds), which
+    the careful reader reads, to give its value or name the line of its problem."""
+    try:
+        return True, _document(_FAST(text), plain=True, unique=True)
+    except (_Careful, yaml.YAMLError):
+        return False, None
 
 
 class _LineLoader(_FAST):  # the C parser where installed: its nodes carry their lines too

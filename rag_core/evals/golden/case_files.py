@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from rag_core.evals.common.errors import CaseFileError
 from rag_core.evals.common.modes import GOLDEN_SUFFIX
 from rag_core.evals.common.paths import shown
-from rag_core.evals.common.yaml_read import compose_nodes, load_with_lines, tab_problem
+from rag_core.evals.common.yaml_read import compose_nodes, load_plain, load_with_lines, tab_problem
 from rag_core.evals.golden.case import GoldenCase, compare_cassette, located_problems
 
 
@@ -35,6 +35,34 @@ def parse_case_file(path: Path) -> list[GoldenCase]:
 
 @functools.lru_cache(maxsize=65536)  # errors are not kept: their messages name the file from the working directory
 def _parsed(path: Path, text: str) -> tuple[GoldenCase, ...]:
+    plain, data = load_plain(text)
+    case = _valid(data) if plain else None
+    if case is None:  # read again keeping lines, for the message that names the line of the problem
+        case = _validated(path, text)
+    case.source = path
+    if isinstance(case.stream, bool):
+        return (case,)
+    variants = []
+    for stream in dict.fromkeys(case.stream):
+        variant = case.model_copy(update={"id": f"{case.id}.{'stream' if stream else 'sync'}", "stream": stream})
+        variant.source = path
+        variants.append(variant)
+    return tuple(variants)
+
+
+def _valid(data: object) -> GoldenCase | None:
+    """The case ``data`` is, or None when it is none (``_validated`` says why)."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return GoldenCase.model_validate(data)
+    except (ValidationError, RecursionError):
+        return None
+
+
+def _validated(path: Path, text: str) -> GoldenCase:
+    """The case in ``text``, read keeping the line of every key, or the CaseFileError naming the
+    file, the line and the cause."""
     try:
         data, mappings = load_with_lines(path, text)
     except yaml.YAMLError as exc:
@@ -52,15 +80,7 @@ def _parsed(path: Path, text: str) -> tuple[GoldenCase, ...]:
         raise CaseFileError(located_problems(exc, data, mappings, path)) from None
     except RecursionError:
         raise CaseFileError(f"{shown(path)}: it is nested more deeply than can be read") from None
-    case.source = path
-    if isinstance(case.stream, bool):
-        return (case,)
-    variants = []
-    for stream in dict.fromkeys(case.stream):
-        variant = case.model_copy(update={"id": f"{case.id}.{'stream' if stream else 'sync'}", "stream": stream})
-        variant.source = path
-        variants.append(variant)
-    return tuple(variants)
+    return case
 
 
 def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
