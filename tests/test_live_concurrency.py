@@ -338,10 +338,14 @@ def test_a_recording_that_runs_out_of_retries_fails_saying_so_and_writes_nothing
 
 def test_runs_at_once_begin_with_the_credential_ruleset_compiled(tmp_path, monkeypatch):
     # every run screens what it writes: compiled by the first runs at once, each would wait for it
-    from rag_core.evals import secret_rules
+    import importlib
+
     from rag_core.evals.golden.concurrent_runs import LiveSession
     from rag_core.evals.golden.playing import Settings
 
+    # the module the session imports (an in-process pytest run of an earlier test may have
+    # imported it anew, leaving the package's attribute on the old one)
+    secret_rules = importlib.import_module("rag_core.evals.secret_rules")
     monkeypatch.setattr(secret_rules, "_compiled", None, raising=False)
     session = LiveSession(Settings(tmp_path, tmp_path, live=True, emulator=True, repeat=REPEATS, concurrency=8))
     try:
