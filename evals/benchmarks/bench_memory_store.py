@@ -1,6 +1,7 @@
 """Benchmark of InMemoryVectorDb against its floors (run by hand, not by pytest).
 
     python -m evals.benchmarks.bench_memory_store [--queries 300] [--rss-docs 100000] [--code DIR,DIR]
+    python -m evals.benchmarks.bench_memory_store --stages [--queries 300]
 
 * vector top-10 on SciFact (5,183 MiniLM vectors from the embedding cache): the store's
   ``search`` (a query's text to its 10 documents), its ``rank`` (to ids and scores) and its
@@ -12,7 +13,8 @@
   turns too, in an order that rotates from query to query. Wall and CPU time (the thread's),
   each a query's best of 5, median over the queries. The rankings of every folder are
   compared (search's ids; rank's ids and scores, every bit, at depth 10 and 100), so a faster
-  search is shown to be the same search;
+  search is shown to be the same search; ``--stages`` times each step of this tree's search
+  on its own (where the time above the floor goes);
 * memory: a fresh process ingests N random 384-d documents with short synthetic texts, in
   batches of 10k, each vector handed over as a list of Python floats (what embedders return)
   and, in another process, as a numpy row; each RSS is compared with a fresh process holding
@@ -134,6 +136,73 @@ class Searches:
                         **{f"rank {depth}": [(i, repr(s)) for i, s in self.store.rank(text, depth)]
                            for depth in (10, 100)}})
         return out
+
+
+def stages(queries: int) -> None:
+    """Where the vector ranking's time goes: each step of ``VectorMatrix.rank`` (unfiltered, one
+    block) and of the search around it timed on its own, in the order a search runs them, a
+    query's best of TRIES each, medians over the queries (µs). This tree's code only."""
+    import numpy as np
+
+    from rag_core.vectordb import vector_matrix
+    from rag_core.vectordb.fusion import top_ranked
+    from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, normalized_rows, unit_vector
+
+    searches = Searches(queries)
+    store, matrix = searches.store, searches.store._vectors
+    assert len(matrix._blocks) == 1
+    clock = time.perf_counter
+    steps: dict[str, list[float]] = {}
+
+    def run(text: str) -> list[tuple[str, float]]:
+        marks = [clock()]
+        vector = store._query_embedding(text)
+        marks.append(clock())
+        count = len(matrix.ids)
+        unit_query = unit_vector(vector)
+        q = unit_query.astype(np.float32)
+        marks.append(clock())
+        with vector_matrix.one_blas_thread():
+            marks.append(clock())
+            approximate = matrix._blocks[0][:count] @ q
+            marks.append(clock())
+        marks.append(clock())
+        approximate *= matrix._inverse_norms[:count]
+        marks.append(clock())
+        candidates = vector_matrix._near_the_cut(approximate, min(count, 10 + candidate_margin(10)))
+        marks.append(clock())
+        scores = normalized_rows(matrix._take(candidates)) @ unit_query
+        marks.append(clock())
+        ids = matrix.ids
+        ranking = top_ranked([ids[n] for n in candidates.tolist()], scores, 10, SIMILARITY_PRECISION)
+        marks.append(clock())
+        found = store._fetch([i for i, _ in ranking])
+        marks.append(clock())
+        for name, start, end in zip(STAGES, marks, marks[1:]):
+            steps.setdefault(name, []).append(end - start)
+        return [(i, found[i]) for i, _ in ranking]
+
+    for text in searches.texts[:20]:
+        run(text)
+    best: dict[str, list[float]] = {name: [] for name in STAGES}
+    for text in searches.texts:
+        steps.clear()
+        for _ in range(TRIES):
+            run(text)
+        for name in STAGES:
+            best[name].append(min(steps[name]) * 1e6)
+    print(f"\nThe steps of a search, {len(searches.texts)} SciFact queries, top-10: median over the queries of "
+          f"each step's best of {TRIES} (µs)")
+    print("| step | µs |")
+    print("|---|---|")
+    for name in STAGES:
+        print(f"| {name} | {statistics.median(best[name]):.1f} |")
+    print(f"| sum | {sum(statistics.median(v) for v in best.values()):.1f} |")
+
+
+STAGES = ("the query's vector from the embedding cache", "the unit query (float64, float32)",
+          "BLAS limited to one thread", "float32 product", "BLAS limit restored", "× inverse norms",
+          "the rows near the cut-off", "their float64 cosine", "sorted", "the 10 documents made")
 
 
 def serve(queries: int) -> None:
@@ -283,12 +352,16 @@ def main() -> None:
     parser.add_argument("--code", help="comma-separated folders whose rag_core is measured (default: this one)")
     parser.add_argument("--hold", choices=["floor", "store", "store-rows"], help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--stages", action="store_true", help="time the steps of a search instead (this tree)")
     args = parser.parse_args()
     if args.hold:
         hold(args.hold, args.rss_docs)
         return
     if args.serve:
         serve(args.queries)
+        return
+    if args.stages:
+        stages(args.queries)
         return
     codes = [Path(c).resolve() for c in (args.code or str(ROOT)).split(",")]
     latency(args.queries, codes)
