@@ -226,8 +226,8 @@ def _near_the_cut(approximate: Any, wanted: int) -> Any:
         if len(scores) >= wanted:
             cut = np.partition(scores, len(scores) - wanted)[len(scores) - wanted]
             threshold = max(cut, -2.0) - CANDIDATE_SLACK
-            # below the bound only when NaNs fill the sample's top; below ``low`` only for a
-            # cut-off under -2 (then every row above ``low`` is not enough)
+            # below the bound only when NaNs fill the sample's top; below ``low`` only through
+            # float32 rounding, for a cut-off under -2: then the rows above ``low`` may not be all
             if cut >= bound and threshold >= low:
                 return near[scores >= threshold]
     threshold = max(kth_largest(approximate, wanted), -2.0) - CANDIDATE_SLACK
