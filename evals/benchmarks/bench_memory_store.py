@@ -1,7 +1,7 @@
 """Benchmark of InMemoryVectorDb against its floors (run by hand, not by pytest).
 
-    python -m evals.benchmarks.bench_memory_store [--queries 300] [--rss-docs 100000] [--code DIR,DIR]
-    python -m evals.benchmarks.bench_memory_store --stages [--queries 300]
+    python -m evals.benchmarks.bench_memory_store [--queries 300] [--tries 5] [--rss-docs 100000] [--code DIR,DIR]
+    python -m evals.benchmarks.bench_memory_store --stages [--queries 300] [--tries 5]
 
 * vector top-10 on SciFact (5,183 MiniLM vectors from the embedding cache): the store's
   ``search`` (a query's text to its 10 documents), its ``rank`` (to ids and scores) and its
@@ -10,7 +10,7 @@
   the machine as it is and with every other core busy (a spinning process per core). Each code
   folder (``--code``, default this one) is measured in a process of its own that imports that
   folder's rag_core; the processes take turns query by query, and in each, the ways take
-  turns too, in an order that rotates from query to query. Wall and CPU time (the thread's),
+  turns too, in an order shuffled from query to query; the floor reads the store's own matrix. Wall and CPU time (the thread's),
   each a query's best of 5, median over the queries. The rankings of every folder are
   compared (search's ids; rank's ids and scores, every bit, at depth 10 and 100), so a faster
   search is shown to be the same search; ``--stages`` times each step of this tree's search
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -46,12 +47,12 @@ TRIES = 5
 WAYS = ("search", "rank", "vector ranking", "floor", "floor, unordered rows", "floor, one thread set once")
 
 
-def best_ms(search: Callable[[], Any], clock: Callable[[], float], tries: int = TRIES) -> float:
+def best_ms(search: Callable[[], Any], clock: Callable[[], float], tries: int | None = None) -> float:
     """The best of ``tries`` timings: a sub-millisecond search on a shared machine is mostly its
     neighbours' noise, and the best try is the search's own time. The tries run back to back, so
     the best one finds its data in the CPU cache, as the other side's does."""
     times = []
-    for _ in range(tries):
+    for _ in range(tries or TRIES):
         started = clock()
         search()
         times.append((clock() - started) * 1000)
@@ -87,8 +88,12 @@ class Searches:
         self.texts = list(dataset.queries.values())[:queries]
         self.store = InMemoryVectorDb(embedder=embedder, search_type="vector")
         self.store.insert([Document(content=text, id=doc_id) for doc_id, text in dataset.corpus.items()])
-        ids = list(dataset.corpus)
-        matrix = np.asarray(embedder.embed(list(dataset.corpus.values())), dtype=np.float32)
+        # the floor reads the store's own matrix (the same rows and ids): with 8 MB of its own, each
+        # side's turns would evict the other's from the CPU's caches, and whichever ran right after
+        # the other would find less of its data there
+        held = self.store._vectors
+        assert len(held._blocks) == 1, "SciFact's rows fit one block"
+        ids, matrix = held.ids, held._blocks[0][: len(held)]
         vectors = [np.asarray(v, dtype=np.float32) for v in embedder.embed(self.texts, "query")]
 
         def floor(n: int) -> list[str]:
@@ -117,13 +122,15 @@ class Searches:
             "floor": floor, "floor, unordered rows": unordered, "floor, one thread set once": bare}
 
     def time(self, n: int) -> dict[str, dict[str, float]]:
-        """Query ``n`` answered each way, the ways taking turns in an order that rotates from
-        query to query (what runs first finds less of its data in the CPU's caches): wall and
-        CPU ms, best of TRIES."""
+        """Query ``n`` answered each way, the ways taking turns in an order shuffled from query
+        to query (seeded by the query: the same in every folder's process), so that each way
+        follows each other as often: what a way finds in the CPU's caches depends on what ran
+        before it. Wall and CPU ms, best of TRIES."""
         measured: dict[str, dict[str, float]] = {"wall": {}, "cpu": {}}
-        ways = list(self.ways)
         for clock_name, clock in (("wall", time.perf_counter), ("cpu", time.thread_time)):
-            for way in ways[n % len(ways):] + ways[: n % len(ways)]:
+            ways = list(self.ways)
+            random.Random(f"{clock_name} {n}").shuffle(ways)
+            for way in ways:
                 measured[clock_name][way] = best_ms(lambda: self.ways[way](n), clock)
         return measured
 
@@ -225,11 +232,12 @@ def serve(queries: int) -> None:
 
 
 class Worker:
-    def __init__(self, code: Path, queries: int) -> None:
+    def __init__(self, code: Path, queries: int, tries: int) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), *filter(None, [os.environ.get("PYTHONPATH")])])}
         # run as a file, not ``-m``: the folder on PYTHONPATH must come before this tree
         self._process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve",
-                                          "--queries", str(queries)], cwd=code, env=env, stdin=subprocess.PIPE,
+                                          "--queries", str(queries), "--tries", str(tries)], cwd=code, env=env,
+                                         stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, text=True)
         self.hello = self._read()
 
@@ -253,7 +261,7 @@ class Worker:
 
 
 def latency(queries: int, codes: list[Path]) -> None:
-    workers = {code: Worker(code, queries) for code in codes}
+    workers = {code: Worker(code, queries, TRIES) for code in codes}
     try:
         for code, worker in workers.items():
             print(f"{code}: rag_core from {worker.hello['rag_core']}")
@@ -346,14 +354,17 @@ def memory(docs: int, codes: list[Path]) -> None:
 
 
 def main() -> None:
+    global TRIES
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--tries", type=int, default=TRIES, help="each query's timings are the best of this many")
     parser.add_argument("--rss-docs", type=int, default=100_000, help="0: no memory measurement")
     parser.add_argument("--code", help="comma-separated folders whose rag_core is measured (default: this one)")
     parser.add_argument("--hold", choices=["floor", "store", "store-rows"], help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--stages", action="store_true", help="time the steps of a search instead (this tree)")
     args = parser.parse_args()
+    TRIES = args.tries
     if args.hold:
         hold(args.hold, args.rss_docs)
         return
