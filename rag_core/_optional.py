@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import sys
 from types import ModuleType
 
 from rag_core.errors import MissingExtraError
@@ -16,6 +17,9 @@ def require(module: str, *, extra: str, feature: str, package: str | None = None
             minimum: tuple[int, ...] | None = None) -> ModuleType:
     """Import ``module`` or raise MissingExtraError telling which extra provides it; with
     ``minimum``, also when the installed release is older than that."""
+    imported = sys.modules.get(module)  # imported already: what import_module would look up, without its machinery
+    if imported is not None and minimum is None:
+        return imported
     try:
         imported = importlib.import_module(module)
     except ImportError as exc:

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_core.vectordb.fusion import SAMPLE_STRIDE, SORT_AT_MOST, kth_largest, rank_order, top_ranked
-from rag_core.vectordb.similarity import SIMILARITY_PRECISION, cosine_scores, normalized_rows
+from rag_core.vectordb.similarity import (SIMILARITY_PRECISION, candidate_margin, cosine_scores,
+                                          normalized_rows, unit_vector)
 from rag_core.vectordb import vector_matrix
 from rag_core.vectordb.vector_matrix import CONVERT_ROWS, VectorMatrix, one_blas_thread
 
@@ -173,3 +174,97 @@ def test_the_product_runs_on_one_blas_thread_and_each_exit_restores_what_it_foun
                 assert threads() == {1}
             assert threads() == {1}  # the inner exit restored the outer's one thread
         assert threads() == {2}
+
+
+# ---------------------------------------------------------------- each shortcut is the formula it stands for
+
+def two_stage_formula(matrix: VectorMatrix, query, depth: int):
+    """The search as its two stages are written out (``kth_largest``, then every score compared;
+    ``numpy.linalg.norm``; every candidate sorted in Python): what ``rank`` returns, bit for bit."""
+    ids = matrix.ids
+    if not ids:
+        return []
+    stored = np.asarray([matrix._blocks[n // vector_matrix.BLOCK_ROWS][n % vector_matrix.BLOCK_ROWS]
+                         for n in range(len(ids))], dtype=np.float32)
+
+    def normalized(rows):
+        rows = np.asarray(rows, dtype=np.float32).astype(np.float64).reshape(len(rows), -1)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1.0, norms)
+
+    unit = normalized(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+    approximate = (stored @ unit.astype(np.float32)) * matrix._inverse_norms[: len(ids)]
+    cut = kth_largest(approximate, min(len(ids), depth + candidate_margin(depth)))
+    candidates = np.flatnonzero(approximate >= max(cut, -2.0) - vector_matrix.CANDIDATE_SLACK)
+    scores = normalized(stored[candidates]) @ unit
+    return rank_order(zip([ids[n] for n in candidates.tolist()], scores.tolist()), SIMILARITY_PRECISION)[:depth]
+
+
+# float32 values across their range: zeros, subnormals, values whose squares overflow float32
+extremes = st.sampled_from([0.0, -0.0, 1e-45, -3e-39, 1e-20, 0.5, -1.0, 3.0, 1e19, -3e38])
+rows_of = st.integers(1, 24).flatmap(lambda d: st.lists(st.lists(st.one_of(value, extremes), min_size=d, max_size=d),
+                                                         min_size=1, max_size=40))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows_of)
+def test_normalized_rows_and_the_unit_query_are_numpys_norm_to_the_bit(rows):
+    matrix = np.asarray(rows, dtype=np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        expected = matrix / np.where(norms == 0, 1.0, norms)
+        assert np.array_equal(normalized_rows(rows), expected, equal_nan=True)
+        assert np.array_equal(unit_vector(rows[0]), expected[0], equal_nan=True)
+        assert np.array_equal(unit_vector(np.asarray(rows[0], dtype=np.float32)), expected[0], equal_nan=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpora, st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_rank_is_the_two_stage_formula_to_the_last_bit(corpus, depth, seed):
+    """Ties and duplicates (few distinct values), and random rows with many near-ties, each
+    score compared as a float: the candidates, the cosine and the order are the formula's."""
+    rows, query = corpus
+    generator = np.random.default_rng(seed)
+    for vectors, q in ((rows, query), (generator.standard_normal((400, 16)).round(1), generator.standard_normal(16))):
+        matrix = VectorMatrix()
+        matrix.put((f"d{n:03d}", v) for n, v in enumerate(vectors))
+        assert matrix.rank(list(q), depth) == two_stage_formula(matrix, q, depth)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_rows_near_the_cut_are_those_of_kth_largest_then_a_comparison(data):
+    """NaN (a row whose product overflowed), -inf (a row a filter removed), ties at the cut-off,
+    and the best rows where the sample does not read."""
+    size = data.draw(st.integers(1, 4_000), label="size")
+    wanted = data.draw(st.integers(1, min(size, 100)), label="wanted")
+    palette = data.draw(st.lists(st.sampled_from([np.nan, -np.inf, -3.0, -1.0, 0.0, 0.2, 0.2001, 0.5, 1.0]),
+                                 min_size=1, unique=True), label="palette")
+    generator = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    values = generator.choice(np.array(palette, dtype=np.float32), size)
+    if data.draw(st.booleans(), label="jitter"):  # distinct scores a slack apart, as a product gives
+        values = values + generator.integers(-3, 4, size).astype(np.float32) * np.float32(vector_matrix.CANDIDATE_SLACK)
+    if data.draw(st.booleans(), label="best off the sample"):
+        ranked = np.sort(values)
+        sampled = np.arange(size) % SAMPLE_STRIDE == 0
+        values = np.empty_like(ranked)
+        values[sampled] = ranked[: sampled.sum()]
+        values[~sampled] = ranked[sampled.sum():]
+    expected = np.flatnonzero(values >= max(kth_largest(values, wanted), -2.0) - vector_matrix.CANDIDATE_SLACK)
+    assert np.array_equal(vector_matrix._near_the_cut(values, wanted), expected)
+
+
+# scores that round to the same 9 decimals, or just not: offsets of a quarter of the rounding step
+near_ties = st.lists(st.one_of(st.sampled_from([0.1234567885, 0.5, -0.25, 1.0]).flatmap(
+    lambda base: st.integers(-8, 8).map(lambda k: base + k * 2.5e-10)),
+    st.floats(allow_nan=True, allow_infinity=True), st.floats(-1, 1)), min_size=1, max_size=SORT_AT_MOST)
+
+
+@settings(max_examples=500, deadline=None)
+@given(near_ties, st.integers(1, SORT_AT_MOST + 2), st.sampled_from([None, 9, 3]))
+def test_the_few_scores_top_ranked_sorts_come_out_as_sorting_all_of_them(scores, depth, precision):
+    ids = [f"d{n:03d}" for n in reversed(range(len(scores)))]  # id order is not input order
+    expected = rank_order(zip(ids, scores), precision)[:depth]
+    got = top_ranked(ids, np.array(scores), depth, precision)
+    assert [i for i, _ in got] == [i for i, _ in expected]
+    assert np.array_equal([s for _, s in got], [s for _, s in expected], equal_nan=True)

@@ -262,11 +262,16 @@ class VectorDb(ABC):
         depth = limit if alone else self.depth_for(limit)
         if self.search_type is SearchType.keyword:
             return self._keyword_ranking(query, depth, filters)
-        vector = self.embedder.embed([query], "query")[0]  # type: ignore[union-attr]
+        vector = self._query_embedding(query)
         self._check_query_dimensions(vector)
         if self.search_type is SearchType.vector:
             return self._vector_ranking(vector, depth, filters)
         return self._hybrid_ranking(query, vector, depth, filters)
+
+    def _query_embedding(self, query: str) -> Any:
+        """The query's embedding as this store's rankings take it: a list of floats (a store
+        that takes a float32 row returns one when its embedder holds them)."""
+        return self.embedder.embed([query], "query")[0]  # type: ignore[union-attr]
 
     def search(self, query: str, limit: int, filters: dict[str, Any] | None = None) -> list[Document]:
         """The ``limit`` best documents for ``query`` among those matching ``filters``."""

@@ -110,11 +110,14 @@ class InMemoryVectorDb(VectorDb):
         # without the vector, as every other store returns a result (and turning 384 float32
         # values per result into Python floats was a quarter of a search)
         found = {}
+        docs = self._docs
         for doc_id in ids:
-            stored = self._docs.get(doc_id)
+            stored = docs.get(doc_id)
             if stored is not None:
-                found[doc_id] = Document(content=stored.text(), meta_data=_own_meta(stored.meta_data or {}),
-                                         name=stored.name, id=doc_id)
+                meta = stored.meta_data
+                # (content, meta_data, name, id) by position: a result is made per hit, and the
+                # dataclass's keyword handling was a good share of making one
+                found[doc_id] = Document(stored.text(), _own_meta(meta) if meta else {}, stored.name, doc_id)
         return found
 
     def _allowed(self, filters: dict[str, Any] | None) -> set[str] | None:
@@ -122,6 +125,12 @@ class InMemoryVectorDb(VectorDb):
 
     def _keyword_ranking(self, query: str, depth: int, filters: dict[str, Any] | None) -> Ranking:
         return self._bm25.rank(query, depth, self._allowed(filters))
+
+    def _query_embedding(self, query: str) -> Any:
+        # an embedding cache's float32 row as it is: the matrix takes the query as float32, and
+        # the row's values are the list's (made from it), without 384 Python floats between
+        as_rows = getattr(self.embedder, "embed_float32", None)
+        return as_rows([query], "query")[0] if as_rows is not None else super()._query_embedding(query)
 
     def _vector_ranking(self, vector: list[float], depth: int, filters: dict[str, Any] | None) -> Ranking:
         if self._vectors.dimensions is None:

@@ -9,6 +9,7 @@ values. The same inputs then give the same scores to ~1e-15, and ``SIMILARITY_PR
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from rag_core._optional import require
@@ -25,13 +26,28 @@ def normalized_rows(vectors: Any) -> Any:
     matrix = np.asarray(vectors, dtype=np.float32).astype(np.float64)
     if matrix.ndim == 1:
         matrix = matrix.reshape(1, -1)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
+    # the norms as ``numpy.linalg.norm(matrix, axis=1)`` sums them (the same values, bit for
+    # bit) without its argument handling, and the rows divided in place: a search calls this
+    # for every query, and those fixed costs were a good share of a small corpus's search
+    squares = matrix * matrix
+    norms = np.sqrt(np.add.reduce(squares, axis=1, keepdims=True, out=squares[:, :1]))
+    # a zero row stays zero (divided by 1e-300 as by 1): a row of float32 values that is not
+    # zero has a norm of at least 1.4e-45, which this leaves as it is
+    matrix /= np.maximum(norms, 1e-300, out=norms)
+    return matrix
 
 
 def unit_vector(query: Sequence[float]) -> Any:
     """``query`` as every cosine here takes it: its float32 values at unit length in float64."""
-    return normalized_rows(query)[0]
+    np = require("numpy", extra="agent", feature=FEATURE)
+
+    vector = np.asarray(query, dtype=np.float32)
+    if vector.ndim != 1:
+        return normalized_rows(vector)[0]
+    vector = vector.astype(np.float64)
+    norm = math.sqrt(np.add.reduce(vector * vector))  # as normalized_rows sums a row
+    vector /= norm or 1.0
+    return vector
 
 
 def cosine_scores(normalized_matrix: Any, query: Sequence[float]) -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from rag_core._optional import require
-from rag_core.vectordb.fusion import kth_largest, top_ranked
+from rag_core.vectordb.fusion import SAMPLE_STRIDE, kth_largest, top_ranked
 from rag_core.vectordb.similarity import SIMILARITY_PRECISION, candidate_margin, normalized_rows, unit_vector
 
 FEATURE = "vector search"  # what a missing numpy or threadpoolctl is named for
@@ -199,11 +199,36 @@ class VectorMatrix:
         if allowed is not None:
             mask = np.fromiter((i in allowed for i in self.ids), dtype=bool, count=count)
             approximate = np.where(mask, approximate, -np.inf)
-        wanted = min(count, depth + candidate_margin(depth))
-        cut = kth_largest(approximate, wanted)
-        candidates = np.flatnonzero(approximate >= max(cut, -2.0) - CANDIDATE_SLACK)
+        candidates = _near_the_cut(approximate, min(count, depth + candidate_margin(depth)))
         if allowed is not None:
             candidates = candidates[np.isfinite(approximate[candidates])]
         scores = normalized_rows(self._take(candidates)) @ unit_query  # cosine_scores, the query made once
         ids = self.ids
         return top_ranked([ids[n] for n in candidates.tolist()], scores, depth, SIMILARITY_PRECISION)
+
+
+def _near_the_cut(approximate: Any, wanted: int) -> Any:
+    """The rows scoring within CANDIDATE_SLACK of the ``wanted``-th best (never below -2: a row
+    a filter removed scores -inf), in row order.
+
+    What ``kth_largest`` then a comparison of every score give, read in one pass: the sample's
+    bound (``kth_largest``) is never above the cut-off, so the rows within the slack of the
+    bound hold those within the slack of the cut-off, and the cut-off is found among them.
+    """
+    np = require("numpy", extra="agent", feature=FEATURE)
+
+    if len(approximate) >= 4 * SAMPLE_STRIDE * wanted:
+        sample = approximate[::SAMPLE_STRIDE]
+        bound = np.partition(sample, len(sample) - wanted)[len(sample) - wanted]
+        low = bound - CANDIDATE_SLACK
+        near = np.flatnonzero(approximate >= low)
+        scores = approximate[near]
+        if len(scores) >= wanted:
+            cut = np.partition(scores, len(scores) - wanted)[len(scores) - wanted]
+            threshold = max(cut, -2.0) - CANDIDATE_SLACK
+            # below the bound only when NaNs fill the sample's top; below ``low`` only through
+            # float32 rounding, for a cut-off under -2: then the rows above ``low`` may not be all
+            if cut >= bound and threshold >= low:
+                return near[scores >= threshold]
+    threshold = max(kth_largest(approximate, wanted), -2.0) - CANDIDATE_SLACK
+    return np.flatnonzero(approximate >= threshold)
