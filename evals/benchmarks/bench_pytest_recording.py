@@ -1,7 +1,7 @@
 """Golden replay against pytest-recording: one program, the same interactions (run by hand).
 
     python -m evals.benchmarks.bench_pytest_recording [--program agent|sdk|stream] [--cases 100,1000] [--runs 5]
-        [--warm 1] [--code OLD,.]
+        [--warm 1] [--code OLD,.] [--phases]
 
 What a user would otherwise pick for the same job is the program's test under pytest-recording
 (``@pytest.mark.vcr``, ``--block-network``) asserting its answer. The program (``--program``):
@@ -26,19 +26,23 @@ median of ``--runs`` fresh processes each, and from the best (a busy machine add
 removes it); the sessions take turns, so both tools see the same machine. pytest-recording's sessions run without rag-core's
 plugins; every other plugin installed loads in both. ``--code`` names source trees whose
 ``rag_core`` the sessions import (the harness's, and the agent the pytest-recording tests run).
+With ``--phases``, one more session of each at the largest size runs with ``phase_times.py``,
+which prints where its CPU went, phase by phase.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import vcr.serializers.yamlserializer
 
-from evals.benchmarks.golden_project import EXAMPLE, Session, cpu_in_turns, project, remove
+from evals.benchmarks.golden_project import EXAMPLE, PYTEST, Session, cpu_in_turns, project, remove
 from rag_core.evals.recording import cassette_format
 
 PEER_OPTIONS = ["--block-network", "-p", "no:rag_core", "-p", "no:rag_core_retrieval"]
@@ -190,7 +194,7 @@ def peer_project(folder: Path, harness: Path, program: Program, cases: int) -> P
 
 
 def compare(scratch: Path, sizes: list[int], runs: int, codes: list[Path], warm: int = 1,
-            program: Program = PROGRAMS["agent"]) -> None:
+            program: Program = PROGRAMS["agent"], with_phases: bool = False) -> None:
     one = harness_project(scratch / "harness-1", program, 0)
     sessions: dict[str, Session] = {}
     for code in codes:
@@ -219,6 +223,27 @@ def compare(scratch: Path, sizes: list[int], runs: int, codes: list[Path], warm:
             f"[{code}] {per_case(medians, 'harness', size, code):.2f} ({per_case(best, 'harness', size, code):.2f}), "
             f"{per_case(medians, 'harness', size, code) / peer:.2f}× the peer" for code in codes)
         print(f"  {size} cases: pytest-recording {peer:.2f} ({peer_best:.2f}); harness {harness}")
+    if with_phases:  # one more session of each tool at the largest size, its CPU phase by phase
+        size = sizes[-1]
+        for name in [f"peer {size}", *(f"harness {size} {code}" for code in codes)]:
+            print(f"{name}: " + "\n".join(phases(sessions[name])))
+
+
+def phases(session: Session) -> list[str]:
+    """The lines ``phase_times`` prints for one more run of the session: where its CPU went. The
+    plugin is copied into the project's folder (the harness's project has an ``evals`` package of
+    its own, so this repository's is not importable there)."""
+    folder, args, plugins, code = session
+    (folder / "bench_phase_times.py").write_text((Path(__file__).parent / "phase_times.py").read_text())
+    command = PYTEST + args + ([] if plugins else ["-p", "no:rag_core", "-p", "no:rag_core_retrieval"]) + [
+        "-p", "bench_phase_times"]
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code.resolve()), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env)
+    if done.returncode != 0 or "phase times" not in done.stdout:
+        raise SystemExit(f"{' '.join(command)} in {folder} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done.stdout[done.stdout.index("phase times"):].splitlines()
 
 
 def main() -> None:
@@ -227,6 +252,8 @@ def main() -> None:
     parser.add_argument("--cases", default="100,1000", help="comma-separated sizes N (each above 1)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warm", type=int, default=1, help="unmeasured rounds first, to warm the file cache (0: none)")
+    parser.add_argument("--phases", action="store_true",
+                        help="then one more session of each at the largest size, timed phase by phase (phase_times.py)")
     parser.add_argument("--code", default=".", help="comma-separated source trees to import rag_core from (default .)")
     args = parser.parse_args()
     sizes = [int(size) for size in args.cases.split(",")]
@@ -235,7 +262,7 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="rag-core-bench-pytest-recording-"))
     try:
         compare(scratch, sizes, args.runs, [Path(code) for code in args.code.split(",")], args.warm,
-                PROGRAMS[args.program])
+                PROGRAMS[args.program], args.phases)
     finally:
         remove(scratch)
 
