@@ -3,12 +3,12 @@
     python -m pytest -p evals.benchmarks.phase_times ...   (or copied beside a project: -p phase_times)
 
 At the session's end it prints, per phase, the CPU milliseconds (``time.process_time``, no
-profiler: a profiler's own cost would land on the Python-heavy phases) spent in it, its calls,
-and the milliseconds per call: pytest's own phases of a test (setup, call, teardown, and the whole protocol with its
-reports), collection and the session's end; and, when rag-core's plugin runs the session, the
-phases of a golden case inside its call: reading the cassette (vcrpy's load included), running the
-program, reading the golden, the observation and the checks. Each phase is timed by wrapping the
-function that does it, as the session imports it.
+profiler: a profiler's own cost would land on the Python-heavy phases) spent in it, its calls, and
+the milliseconds per call: pytest's own phases of a test (setup, call, teardown, and the whole
+protocol with its reports), collection and the session's end; and, when rag-core's plugin runs the
+session, the phases of a golden case inside its call: reading the cassette (vcrpy's load included),
+running the program, reading the golden, the observation and the checks. Each phase is timed by
+wrapping the function that does it, as the session imports it.
 """
 
 from __future__ import annotations
