@@ -251,3 +251,33 @@ def test_normalizing_copies_only_what_a_rule_changes_and_gives_what_a_deep_copy_
            else observe.normalize(data, [NormalizeRule(path=path, placeholder="<x>") for path in paths]))
     assert got == expected
     assert data == before
+
+
+def test_vcrpy_all_mode_never_plays_a_held_request():
+    """What recording in ``all`` against the emulator relies on to answer without asking vcrpy:
+    its ``can_play_response_for`` says no in that mode, even for a request the cassette holds."""
+    from vcr.cassette import Cassette
+    from vcr.request import Request
+
+    request = Request("POST", "https://api.openai.com/v1/responses", b'{"a": 1}', {})
+    response = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b"{}"}}
+    for mode, playable in (("all", False), ("new_episodes", True)):
+        cassette = Cassette("unused.yaml", record_mode=mode)
+        cassette.append(request, response)
+        cassette.rewound = True  # as a cassette loaded from its file is
+        assert bool(cassette.can_play_response_for(request)) is playable
+
+
+def test_a_recording_in_all_mode_asks_vcrpy_nothing_it_must_answer_no_to(project, monkeypatch):
+    """Re-recorded in ``all`` against the emulator, each request was filtered (deep-copied) and
+    matched against every loaded interaction twice to learn it cannot be played; the recording
+    is the same without it."""
+    from vcr.cassette import Cassette
+
+    record(project)
+    asked: list[object] = []
+    original = Cassette.can_play_response_for
+    monkeypatch.setattr(Cassette, "can_play_response_for", lambda self, request: asked.append(request) or original(self, request))
+    project.runpytest("evals", "--record-mode=all", "--emulator").assert_outcomes(passed=len(CASES))
+    assert asked == []
+    project.runpytest("evals").assert_outcomes(passed=len(CASES))  # and it replays
