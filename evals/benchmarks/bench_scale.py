@@ -4,6 +4,7 @@
                                            [--vectors random|clustered] [--pg-index exact,hnsw]
                                            [--ef-search 40,100] [--queries 50] [--timeout 900]
     python -m evals.benchmarks.bench_scale --replay [--sizes 100000,300000] [--code DIR,DIR] [--runs 3] [--data DIR]
+                                           [--text-scale 2]
     python -m evals.benchmarks.bench_scale --record [--sizes 100000] [--code DIR,DIR] [--runs 3] [--data DIR]
 
 Documents are unit 384-d vectors (``--vectors``: uniform on the sphere, or clustered around
@@ -30,7 +31,8 @@ document above the process before the dataset was read. ``--record`` measures ``
 record`` over the same corpus, with a seeded embedder standing in for the model. ``--code`` names
 the folders whose ``rag_core`` is measured (default: this one), each size measured with each in
 turn (``--runs`` times, medians shown), so two versions compare side by side in one run;
-``--data`` keeps the generated corpora for the next run.
+``--data`` keeps the generated corpora for the next run; ``--text-scale N`` makes each
+document N times as long as the SciFact document its length is drawn from.
 """
 
 from __future__ import annotations
@@ -297,9 +299,23 @@ def replay_suite(folder: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"documents": len(dataset.corpus), "base_mb": base, "read_s": time.perf_counter() - started,
                            "texts_mb": sum(_sys.getsizeof(t) for t in dataset.corpus.values()) / 2**20,
                            "read_mb": rss_mb(), "retrievers": []}
+    from rag_core.evals.retrieval import evaluate
+
+    load = evaluate._load
+    index_cpu: list[float] = []
+
+    def timed_load(*args: Any) -> float:
+        # the CPU of the index build alone (a busy machine stretches its wall time, evaluate's own)
+        began = time.process_time()
+        try:
+            return load(*args)
+        finally:
+            index_cpu.append(time.process_time() - began)
+
+    evaluate._load = timed_load
     for spec in suite.retrievers:
         result = run_retriever(suite, spec, dataset, embedder, lambda: "")
-        out["retrievers"].append({"name": spec.name, "index_s": result.index_seconds,
+        out["retrievers"].append({"name": spec.name, "index_s": result.index_seconds, "index_cpu_s": index_cpu[-1],
                                   "query_p50_ms": result.query_ms_p50, "peak_mb": peak_rss_mb()})
     return out
 
@@ -368,12 +384,13 @@ def suite_row(mode: str, code: Path, size: int, runs: list[dict[str, Any]]) -> s
     if mode == "record":
         return (f"| {code} | {size:,} | {median(r['seconds'] for r in runs):.0f} | {peak:,.0f} | {per_doc:.1f} | "
                 f"{runs[0]['disk_mb']:,.0f} |")
-    cells = []
+    cells, cpu = [], []
     for n, retriever in enumerate(runs[0]["retrievers"]):
         index = median(r["retrievers"][n]["index_s"] for r in runs)
         query = median(r["retrievers"][n]["query_p50_ms"] for r in runs)
         cells.append(f"{retriever['name']} {index:.1f} s / {query:.1f} ms")
-    return (f"| {code} | {size:,} | {' · '.join(cells)} | {peak:,.0f} | {per_doc:.1f} | "
+        cpu.append(f"{median(r['retrievers'][n]['index_cpu_s'] for r in runs) / size * 1e6:.0f}")
+    return (f"| {code} | {size:,} | {' · '.join(cells)} | {' / '.join(cpu)} | {peak:,.0f} | {per_doc:.1f} | "
             f"{per_doc - DIMENSIONS * 4 / 1024:.1f} | {runs[0]['texts_mb'] * 1024 / size:.2f} |")
 
 
@@ -386,9 +403,10 @@ def suite_runs(args: argparse.Namespace) -> None:
     data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rag-core-scale-"))
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
-        folder = data / f"synthetic-{size}"
+        folder = data / (f"synthetic-{size}" if args.text_scale == 1 else f"synthetic-{size}-x{args.text_scale}")
         started = time.perf_counter()
-        synthetic_beir.build(folder, size, args.queries, Path(args.scifact), cache=args.replay)
+        synthetic_beir.build(folder, size, args.queries, Path(args.scifact), cache=args.replay,
+                             text_scale=args.text_scale)
         print(f"{size:,} documents ready in {folder} ({time.perf_counter() - started:.0f} s)", flush=True)
         measured: dict[Path, list[dict[str, Any]]] = {code: [] for code in codes}
         failed: dict[Path, str] = {}
@@ -409,9 +427,9 @@ def suite_runs(args: argparse.Namespace) -> None:
         print(f"\nsuite replay: bm25, dense, hybrid on the memory store, {args.queries} queries, depth 100; medians of "
               f"{args.runs} run(s); peak RSS of the process; per document: (peak - RSS before the dataset was read) / "
               "documents\n")
-        print("| code | documents | index s / query p50 per retriever | peak RSS (MB) | KB per document | "
-              "KB above the vectors (1.5) | of which texts (KB) |")
-        print("|---|---|---|---|---|---|---|")
+        print("| code | documents | index s / query p50 per retriever | index CPU µs a document per retriever | "
+              "peak RSS (MB) | KB per document | KB above the vectors (1.5) | of which texts (KB) |")
+        print("|---|---|---|---|---|---|---|---|")
     else:
         print(f"\nrag-core cache record with a seeded embedder, medians of {args.runs} run(s); per document: (peak - RSS "
               "before recording) / documents\n")
@@ -434,6 +452,8 @@ def main() -> None:
     parser.add_argument("--code", help="comma-separated folders whose rag_core is measured (default: this one)")
     parser.add_argument("--runs", type=int, default=1, help="--replay/--record: measurements of each, medians shown")
     parser.add_argument("--data", help="folder that keeps the generated corpora (default: a new temporary one)")
+    parser.add_argument("--text-scale", type=int, default=1,
+                        help="--replay/--record: documents this many times as long as SciFact's")
     parser.add_argument("--scifact", default=str(ROOT.parent / "shared" / "datasets" / "scifact"),
                         help="the SciFact folder whose vocabulary the synthetic corpora are drawn from")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # store:size:pg_url, in the child process
