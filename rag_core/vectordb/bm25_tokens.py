@@ -72,12 +72,7 @@ class CorpusTokenizer:
         per_text = []
         for text in texts:
             words = split(text.lower())
-            per_text.append(fromiter(map(lookup, words), dtype=int64, count=len(words)))
+            ids = fromiter(map(lookup, words), dtype=int64, count=len(words))
+            per_text.append(ids[ids != _STOP_WORD])
         counts = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
-        ids = np.concatenate(per_text) if per_text else np.empty(0, dtype=np.int64)
-        del per_text
-        kept = ids != _STOP_WORD
-        if kept.all():
-            return counts, ids
-        text_of = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-        return np.bincount(text_of[kept], minlength=len(texts)).astype(np.int64), ids[kept]
+        return counts, np.concatenate(per_text) if per_text else np.empty(0, dtype=np.int64)
