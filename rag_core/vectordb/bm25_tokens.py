@@ -65,7 +65,7 @@ class CorpusTokenizer:
         self.vocab = self._ids.vocab
 
     def ids(self, texts: Sequence[str]) -> tuple[Any, Any]:
-        """(tokens per text, the stem ids of all of them, text after text) as int64 arrays."""
+        """(indexed words per text, their stem ids, text after text) as int64 arrays."""
         np = require("numpy", extra="agent", feature=FEATURE)
 
         split, lookup, fromiter, int64 = self._split, self._ids.__getitem__, np.fromiter, np.int64
