@@ -37,3 +37,23 @@ def test_benchmark_runs(command):
                             env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "median" in result.stdout, result.stdout[-2000:]
+
+
+def test_document_parts_of_longer_texts(tmp_path):
+    """``--parts`` counts what a document costs, by part, here of texts twice SciFact's length."""
+    command = ["evals.benchmarks.bench_scale", "--parts", "--sizes", "300", "--queries", "3", "--data", str(tmp_path)]
+    outputs = {}
+    for scale in ("1", "2"):
+        result = subprocess.run([sys.executable, "-m", *command, "--text-scale", scale], cwd=ROOT, capture_output=True,
+                                text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+        rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in result.stdout.splitlines()
+                if line.startswith("| ")]
+        outputs[scale] = {cells[2]: float(cells[3].replace(",", "")) for cells in rows if cells[1] == "300"}
+    assert {"text (UTF-8 bytes objects)", "BM25 postings (float32 score, int32 document)",
+            "all but the vector"} <= set(outputs["1"])
+    assert (tmp_path / "synthetic-300").is_dir() and (tmp_path / "synthetic-300-x2").is_dir()
+    # texts twice as long hold about twice the UTF-8, and the same vectors
+    text = "text (UTF-8 bytes objects)"
+    assert 1.8 < outputs["2"][text] / outputs["1"][text] < 2.2
+    assert outputs["2"]["vector (float32 row, 1/norm)"] == outputs["1"]["vector (float32 row, 1/norm)"]

@@ -9,12 +9,14 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import pytest
+import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_core.evals.retrieval.datasets import load_beir
 from rag_core.vectordb import bm25_build
 from rag_core.vectordb.bm25_index import BM25Index
+from rag_core.vectordb.bm25_tokens import CorpusTokenizer
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 
@@ -46,9 +48,32 @@ def assert_same_index(built, reference) -> None:
         assert mine["data"][ours].tobytes() == theirs["data"][their].tobytes(), token
 
 
+def tokenizer(stem: bool = True) -> CorpusTokenizer:
+    return CorpusTokenizer(Stemmer.Stemmer("english") if stem else None)
+
+
 def build(texts: list[str], k1: float = 1.5, b: float = 0.75, stem: bool = True):
-    index = BM25Index(k1=k1, b=b, stem=stem)
-    return bm25_build.build_index(texts, lambda batch: index._tokenize(batch, True), k1, b)
+    return bm25_build.build_index(texts, tokenizer(stem), k1, b)
+
+
+def bm25s_stems(texts: list[str], stem: bool) -> list[list[str]]:
+    """Each text's stems as bm25s's tokenize makes them, with BM25Index's settings."""
+    return BM25Index(stem=stem)._tokenize(texts, False)
+
+
+def corpus_tokenizer_stems(texts: list[str], batch: int, stem: bool) -> list[list[str]]:
+    """Each text's stems as CorpusTokenizer makes them, ``batch`` texts at a time."""
+    tokens = tokenizer(stem)
+    counts, ids = [], []
+    for start in range(0, len(texts), batch):
+        batch_counts, batch_ids = tokens.ids(texts[start:start + batch])
+        assert batch_counts.dtype == batch_ids.dtype == np.int64
+        counts += batch_counts.tolist()
+        ids += batch_ids.tolist()
+    stem_of = {number: stem for stem, number in tokens.vocab.items()}
+    assert sorted(stem_of) == list(range(len(stem_of)))  # numbered densely, across batches
+    ends = np.cumsum([0, *counts]).tolist()
+    return [[stem_of[n] for n in ids[ends[i]:ends[i + 1]]] for i in range(len(texts))]
 
 
 @pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact not found in ../shared")
@@ -68,6 +93,24 @@ def test_scifact_built_in_batches_is_bm25s_index_bit_for_bit(monkeypatch):
 WORDS = ["rice", "the", "noodles", "and", "tamarind", "fish", "sauce", "chili", "a", "palm", "sugar", "of", "lime",
          "garlic", "frying", "fried", "fries", "x", "é", "curry", "curries"]
 texts = st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join)  # stop words only, single letters, empty too
+# what the pattern, the lower-casing and the stemmer meet in real texts: capitals, digits, punctuation,
+# underscores, letters beyond ASCII, a capital that lower-cases to two characters (İ)
+ODD = ["The", "RICE", "Fried,", "co-op", "x_y", "__", "42", "4x4", "naïve", "Übermaß", "İstanbul", "ſtraße", "日本語",
+       "don't", "(chili)", "\n", "\t", "e.g.", "Ａｂｃ", "α-helix"]
+odd_texts = st.lists(st.sampled_from(WORDS + ODD), max_size=30).map(" ".join) | st.text(max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpus=st.lists(odd_texts, min_size=1, max_size=30), batch=st.integers(1, 9), stem=st.booleans())
+def test_corpus_tokenizer_makes_bm25s_stems_text_by_text(corpus, batch, stem):
+    assert corpus_tokenizer_stems(corpus, batch, stem) == bm25s_stems(corpus, stem)
+
+
+@pytest.mark.skipif(not SCIFACT.exists(), reason="SciFact not found in ../shared")
+def test_corpus_tokenizer_makes_bm25s_stems_on_scifact():
+    corpus = load_beir(SCIFACT, "test").corpus
+    texts = [corpus[i] for i in sorted(corpus)]
+    assert corpus_tokenizer_stems(texts, 700, True) == bm25s_stems(texts, True)
 
 
 @settings(max_examples=60, deadline=None)

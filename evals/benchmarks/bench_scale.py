@@ -4,7 +4,9 @@
                                            [--vectors random|clustered] [--pg-index exact,hnsw]
                                            [--ef-search 40,100] [--queries 50] [--timeout 900]
     python -m evals.benchmarks.bench_scale --replay [--sizes 100000,300000] [--code DIR,DIR] [--runs 3] [--data DIR]
+                                           [--text-scale 2]
     python -m evals.benchmarks.bench_scale --record [--sizes 100000] [--code DIR,DIR] [--runs 3] [--data DIR]
+    python -m evals.benchmarks.bench_scale --parts [--sizes 100000] [--text-scale 2] [--data DIR]
 
 Documents are unit 384-d vectors (``--vectors``: uniform on the sphere, or clustered around
 fixed centres as text embeddings are, see ``Vectors``) with short synthetic texts drawn from a
@@ -30,7 +32,10 @@ document above the process before the dataset was read. ``--record`` measures ``
 record`` over the same corpus, with a seeded embedder standing in for the model. ``--code`` names
 the folders whose ``rag_core`` is measured (default: this one), each size measured with each in
 turn (``--runs`` times, medians shown), so two versions compare side by side in one run;
-``--data`` keeps the generated corpora for the next run.
+``--data`` keeps the generated corpora for the next run; ``--text-scale N`` makes each
+document N times as long as the SciFact document its length is drawn from. ``--parts`` loads
+the suite's hybrid retriever (the one holding the most) and counts what its store and the suite
+hold, per document and by part (``sys.getsizeof`` and array sizes, each object once).
 """
 
 from __future__ import annotations
@@ -297,9 +302,23 @@ def replay_suite(folder: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"documents": len(dataset.corpus), "base_mb": base, "read_s": time.perf_counter() - started,
                            "texts_mb": sum(_sys.getsizeof(t) for t in dataset.corpus.values()) / 2**20,
                            "read_mb": rss_mb(), "retrievers": []}
+    from rag_core.evals.retrieval import evaluate
+
+    load = evaluate._load
+    index_cpu: list[float] = []
+
+    def timed_load(*args: Any) -> float:
+        # the CPU of the index build alone (a busy machine stretches its wall time, evaluate's own)
+        began = time.process_time()
+        try:
+            return load(*args)
+        finally:
+            index_cpu.append(time.process_time() - began)
+
+    evaluate._load = timed_load
     for spec in suite.retrievers:
         result = run_retriever(suite, spec, dataset, embedder, lambda: "")
-        out["retrievers"].append({"name": spec.name, "index_s": result.index_seconds,
+        out["retrievers"].append({"name": spec.name, "index_s": result.index_seconds, "index_cpu_s": index_cpu[-1],
                                   "query_p50_ms": result.query_ms_p50, "peak_mb": peak_rss_mb()})
     return out
 
@@ -347,6 +366,39 @@ def record_suite(folder: Path) -> dict[str, Any]:
             "disk_mb": sum(f.stat().st_size for f in target.iterdir()) / 2**20}
 
 
+def document_parts(folder: Path) -> dict[str, float]:
+    """In a fresh process: bytes per document of each part of what the hybrid retriever's memory
+    store and the suite hold once the store is loaded and its BM25 index built."""
+    import sys as _sys
+
+    from rag_core.evals.retrieval import evaluate
+    from rag_core.evals.retrieval.suite import load_suite
+
+    suite = load_suite(folder / "suite.yaml")
+    dataset = evaluate.load_dataset(suite, folder, texts=False)
+    embedder = evaluate.build_embedder(suite.embedder, folder, "replay")
+    stores: list[Any] = []
+    build = evaluate.build_store
+    evaluate.build_store = lambda *args, **kwargs: stores.append(build(*args, **kwargs)) or stores[-1]
+    evaluate.rank_built_in(suite, next(s for s in suite.retrievers if s.name == "hybrid"), dataset, embedder, lambda: "")
+    store = stores[-1]
+    size, docs, matrix, bm25 = store.count(), store._docs, store._vectors, store._bm25
+    small_int = 256  # ints up to this one are shared objects
+    parts = {
+        "text (UTF-8 bytes objects)": sum(_sys.getsizeof(d.content) for d in docs.values()),
+        "vector (float32 row, 1/norm)": len(matrix) * (matrix.dimensions * 4 + 4),
+        "BM25 postings (float32 score, int32 document)": sum(bm25._index.scores[k].nbytes for k in ("data", "indices")),
+        "store: id, its entry, the stored tuple": sum(_sys.getsizeof(i) + _sys.getsizeof(d) for i, d in docs.items())
+        + _sys.getsizeof(docs),
+        "vector matrix: id list, row by id": _sys.getsizeof(matrix.ids) + _sys.getsizeof(matrix._row_of)
+        + sum(_sys.getsizeof(r) for r in matrix._row_of.values() if r > small_int),
+        "BM25 id list": _sys.getsizeof(bm25._ids),
+        "dataset: ids": _sys.getsizeof(dataset.corpus) + sum(map(_sys.getsizeof, dataset.corpus)),
+        "embedding cache: key index": sum(a.nbytes for a in embedder._keys._arrays),
+    }
+    return {"documents": size, **{name: value / size for name, value in parts.items()}}
+
+
 def one_suite_run(mode: str, folder: Path, code: Path, timeout: float) -> dict[str, Any] | str:
     """One measurement in a fresh process with ``code``'s rag_core: its numbers, or why it failed."""
     command = [sys.executable, str(Path(__file__).resolve()), "--one", f"{mode}:{folder}"]
@@ -368,31 +420,41 @@ def suite_row(mode: str, code: Path, size: int, runs: list[dict[str, Any]]) -> s
     if mode == "record":
         return (f"| {code} | {size:,} | {median(r['seconds'] for r in runs):.0f} | {peak:,.0f} | {per_doc:.1f} | "
                 f"{runs[0]['disk_mb']:,.0f} |")
-    cells = []
+    cells, cpu = [], []
     for n, retriever in enumerate(runs[0]["retrievers"]):
         index = median(r["retrievers"][n]["index_s"] for r in runs)
         query = median(r["retrievers"][n]["query_p50_ms"] for r in runs)
         cells.append(f"{retriever['name']} {index:.1f} s / {query:.1f} ms")
-    return (f"| {code} | {size:,} | {' · '.join(cells)} | {peak:,.0f} | {per_doc:.1f} | "
+        cpu.append(f"{median(r['retrievers'][n]['index_cpu_s'] for r in runs) / size * 1e6:.0f}")
+    return (f"| {code} | {size:,} | {' · '.join(cells)} | {' / '.join(cpu)} | {peak:,.0f} | {per_doc:.1f} | "
             f"{per_doc - DIMENSIONS * 4 / 1024:.1f} | {runs[0]['texts_mb'] * 1024 / size:.2f} |")
+
+
+def parts_rows(code: Path, parts: dict[str, float]) -> list[str]:
+    """One row per part of ``document_parts``, then their sum without the vector."""
+    size = int(parts.pop("documents"))
+    rows = [f"| {code} | {size:,} | {name} | {value:,.0f} |" for name, value in parts.items()]
+    above = sum(value for name, value in parts.items() if not name.startswith("vector ("))
+    return [*rows, f"| {code} | {size:,} | all but the vector | {above:,.0f} |"]
 
 
 def suite_runs(args: argparse.Namespace) -> None:
     """``--replay`` / ``--record``: each size with each code folder in turn, ``--runs`` times, in fresh processes."""
     from evals.benchmarks import synthetic_beir
 
-    mode = "replay" if args.replay else "record"
+    mode = "replay" if args.replay else "record" if args.record else "parts"
     codes = [Path(c).resolve() for c in (args.code or str(ROOT)).split(",")]
     data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rag-core-scale-"))
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
-        folder = data / f"synthetic-{size}"
+        folder = data / (f"synthetic-{size}" if args.text_scale == 1 else f"synthetic-{size}-x{args.text_scale}")
         started = time.perf_counter()
-        synthetic_beir.build(folder, size, args.queries, Path(args.scifact), cache=args.replay)
+        synthetic_beir.build(folder, size, args.queries, Path(args.scifact), cache=mode != "record",
+                             text_scale=args.text_scale)
         print(f"{size:,} documents ready in {folder} ({time.perf_counter() - started:.0f} s)", flush=True)
         measured: dict[Path, list[dict[str, Any]]] = {code: [] for code in codes}
         failed: dict[Path, str] = {}
-        for _ in range(args.runs):
+        for _ in range(args.runs if mode != "parts" else 1):  # parts are counted, not timed
             for code in codes:  # the versions take turns, so a noisy minute hits both
                 if code not in failed:
                     result = one_suite_run(mode, folder, code, args.timeout)
@@ -402,16 +464,24 @@ def suite_runs(args: argparse.Namespace) -> None:
                         measured[code].append(result)
                         print(f"  {code}: {json.dumps(result)}", flush=True)
         for code in codes:
-            rows.append(f"| {code} | {size:,} | {failed[code]} |" if code in failed else
-                        suite_row(mode, code, size, measured[code]))
+            if mode == "parts" and code not in failed:
+                rows.extend(parts_rows(code, measured[code][0]))
+            else:
+                rows.append(f"| {code} | {size:,} | {failed[code]} |" if code in failed else
+                            suite_row(mode, code, size, measured[code]))
             print(rows[-1], flush=True)
-    if mode == "replay":
+    if mode == "parts":
+        print("\nwhat the hybrid retriever's memory store and the suite hold, once the store is loaded: bytes a "
+              "document by part (sys.getsizeof and array sizes)\n")
+        print("| code | documents | part | bytes a document |")
+        print("|---|---|---|---|")
+    elif mode == "replay":
         print(f"\nsuite replay: bm25, dense, hybrid on the memory store, {args.queries} queries, depth 100; medians of "
               f"{args.runs} run(s); peak RSS of the process; per document: (peak - RSS before the dataset was read) / "
               "documents\n")
-        print("| code | documents | index s / query p50 per retriever | peak RSS (MB) | KB per document | "
-              "KB above the vectors (1.5) | of which texts (KB) |")
-        print("|---|---|---|---|---|---|---|")
+        print("| code | documents | index s / query p50 per retriever | index CPU µs a document per retriever | "
+              "peak RSS (MB) | KB per document | KB above the vectors (1.5) | of which texts (KB) |")
+        print("|---|---|---|---|---|---|---|---|")
     else:
         print(f"\nrag-core cache record with a seeded embedder, medians of {args.runs} run(s); per document: (peak - RSS "
               "before recording) / documents\n")
@@ -434,20 +504,23 @@ def main() -> None:
     parser.add_argument("--code", help="comma-separated folders whose rag_core is measured (default: this one)")
     parser.add_argument("--runs", type=int, default=1, help="--replay/--record: measurements of each, medians shown")
     parser.add_argument("--data", help="folder that keeps the generated corpora (default: a new temporary one)")
+    parser.add_argument("--parts", action="store_true", help="what a document of the hybrid retriever costs, by part")
+    parser.add_argument("--text-scale", type=int, default=1,
+                        help="--replay/--record/--parts: documents this many times as long as SciFact's")
     parser.add_argument("--scifact", default=str(ROOT.parent / "shared" / "datasets" / "scifact"),
                         help="the SciFact folder whose vocabulary the synthetic corpora are drawn from")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # store:size:pg_url, in the child process
     args = parser.parse_args()
     if args.one:
         kind, rest = args.one.split(":", 1)
-        if kind in ("replay", "record"):
-            print(json.dumps((replay_suite if kind == "replay" else record_suite)(Path(rest))))
+        if kind in ("replay", "record", "parts"):
+            print(json.dumps({"replay": replay_suite, "record": record_suite, "parts": document_parts}[kind](Path(rest))))
             return
         size, pg_url = rest.split(":", 1)
         print(json.dumps(measure(kind, int(size), args.queries, pg_url or None, args.vectors,
                                  tuple(args.pg_index.split(",")), tuple(int(e) for e in args.ef_search.split(",")))))
         return
-    if args.replay or args.record:
+    if args.replay or args.record or args.parts:
         suite_runs(args)
         return
 

@@ -2,7 +2,8 @@
 
 For the scale benchmarks (``bench_scale --replay`` and ``--record``): documents whose words are
 drawn from SciFact's word frequencies (split on white space, punctuation and case as SciFact has
-them) and whose lengths are drawn from SciFact's document lengths; queries of 12 words, each
+them) and whose lengths are drawn from SciFact's document lengths (times ``text_scale``, for
+corpora of longer texts); queries of 12 words, each
 judged relevant to one document; a suite of the memory store's three retrievers over them; and
 that suite's embedding cache filled with seeded random unit float32 vectors (no model runs).
 
@@ -71,14 +72,15 @@ class Vocabulary:
         return texts
 
 
-def documents(vocabulary: Vocabulary, size: int, seed: int) -> Iterator[tuple[str, str]]:
-    """(id, text) of ``size`` documents, the same for the same seed."""
+def documents(vocabulary: Vocabulary, size: int, seed: int, text_scale: int = 1) -> Iterator[tuple[str, str]]:
+    """(id, text) of ``size`` documents, the same for the same seed; ``text_scale`` times
+    SciFact's lengths."""
     import numpy as np
 
     generator = np.random.default_rng(seed)
     for start in range(0, size, BATCH):
         count = min(BATCH, size - start)
-        lengths = generator.choice(vocabulary.lengths, size=count)
+        lengths = generator.choice(vocabulary.lengths, size=count) * text_scale
         for offset, text in enumerate(vocabulary.texts(generator, lengths)):
             yield f"d{start + offset}", text
 
@@ -88,14 +90,17 @@ def cache_key(text: str, input_type: str) -> str:
     return hashlib.sha256(f"{CACHE_KEY}\x00{input_type}\x00{text}".encode("utf-8")).hexdigest()[:32]
 
 
-def build(folder: Path, size: int, queries: int, scifact: Path, seed: int = 0, cache: bool = True) -> Path:
+def build(folder: Path, size: int, queries: int, scifact: Path, seed: int = 0, cache: bool = True,
+          text_scale: int = 1) -> Path:
     """Write the dataset (``folder/data``), the suite (``folder/suite.yaml``) and, with ``cache``,
     its embedding cache (``folder/cache``); returns the suite file. Nothing is rewritten when the
     folder already holds a complete build of the same size and seed."""
     import numpy as np
 
     done = folder / "built.json"
-    wanted = {"size": size, "queries": queries, "seed": seed, "cache": cache}
+    wanted: dict[str, Any] = {"size": size, "queries": queries, "seed": seed, "cache": cache}
+    if text_scale != 1:  # a folder built before there was a scale has none
+        wanted["text_scale"] = text_scale
     if done.exists() and json.loads(done.read_text()) in (wanted, {**wanted, "cache": True}):
         return folder / "suite.yaml"  # a build with its cache serves one asked for without
     vocabulary = Vocabulary(scifact)
@@ -112,7 +117,7 @@ def build(folder: Path, size: int, queries: int, scifact: Path, seed: int = 0, c
         out.writelines(f"q{number}\td{doc}\t1\n" for number, doc in enumerate(judged))
     keys = open(folder / "keys.txt.partial", "w", encoding="ascii") if cache else None
     with open(data / "corpus.jsonl", "w", encoding="utf-8") as out:
-        for doc_id, text in documents(vocabulary, size, seed):
+        for doc_id, text in documents(vocabulary, size, seed, text_scale):
             out.write(json.dumps({"_id": doc_id, "title": "", "text": text}) + "\n")
             if keys:
                 keys.write(cache_key(text, "document") + "\n")

@@ -3,10 +3,10 @@
 ``bm25s.BM25.index`` takes the whole corpus as lists of token ids (a Python list per document,
 about 1 KB each for a SciFact abstract) and builds its score matrix through arrays several times
 the size of the result (its (column, row) sort alone holds five arrays of the postings' size):
-about 5 KB per document at the peak, on top of the texts. Here the corpus is tokenized by
-bm25s's own ``tokenize`` a batch at a time, each batch kept only as two small integer arrays
-(token, term frequency: three bytes a posting, mostly) and the index is written straight into
-its final arrays, column by column, in a second pass over those.
+about 5 KB per document at the peak, on top of the texts. Here the corpus is tokenized as
+bm25s's ``tokenize`` does it, a batch at a time (``bm25_tokens.py``), each batch kept only as
+two small integer arrays (token, term frequency: three bytes a posting, mostly) and the index
+is written straight into its final arrays, column by column, in a second pass over those.
 
 The result is a ``bm25s.BM25`` with the arrays ``index`` would give it, value for value: every
 score is computed with the same operations on the same types as bm25s's Lucene variant
@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from rag_core._optional import require
-
-FEATURE = "BM25 keyword search"  # what a missing bm25s or numpy is named for
+from rag_core.vectordb.bm25_tokens import FEATURE, CorpusTokenizer
 
 # documents tokenized at once: a batch's token lists are the only Python objects per token
 TOKENIZE_BATCH = 4096
@@ -44,26 +43,19 @@ def _fitting(largest: int) -> Any:
     return np.min_scalar_type(max(largest, 0))
 
 
-def build_index(texts: Iterable[str], tokenize: Callable[[list[str]], Any], k1: float, b: float) -> Any:
+def build_index(texts: Iterable[str], tokenizer: CorpusTokenizer, k1: float, b: float) -> Any:
     """A ``bm25s.BM25`` (Lucene variant) over ``texts`` in order, or None when no text has a word
-    to index. ``tokenize`` is bm25s's ``tokenize`` with the caller's settings (returning ids)."""
+    to index. ``tokenizer`` tokenizes as bm25s's ``tokenize`` with the caller's settings."""
     bm25s = require("bm25s", extra="agent", feature=FEATURE)
     np = require("numpy", extra="agent", feature=FEATURE)
 
-    vocab: dict[str, int] = {}
+    vocab = tokenizer.vocab  # stem -> id, as the batches number them
     batches: list[tuple[Any, Any, Any]] = []  # per batch: postings per document, token, term frequency
     lengths: list[Any] = []
     df = np.zeros(0, dtype=np.int64)
     iterator = iter(texts)
     while batch := list(itertools.islice(iterator, TOKENIZE_BATCH)):
-        tokenized = tokenize(batch)
-        global_id = np.empty(len(tokenized.vocab), dtype=np.int64)
-        for stem, local in tokenized.vocab.items():
-            global_id[local] = vocab.setdefault(stem, len(vocab))
-        doc_lengths = np.fromiter(map(len, tokenized.ids), dtype=np.int64, count=len(batch))
-        flat = global_id[np.fromiter(itertools.chain.from_iterable(tokenized.ids), dtype=np.int64,
-                                     count=int(doc_lengths.sum()))]
-        del tokenized
+        doc_lengths, flat = tokenizer.ids(batch)
         # one posting per (document, token), sorted by document then token, with its count
         pairs, tf = np.unique((np.repeat(np.arange(len(batch), dtype=np.int64), doc_lengths) << 32) | flat,
                               return_counts=True)

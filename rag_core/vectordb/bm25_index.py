@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from rag_core._optional import require
 from rag_core.vectordb.bm25_build import FEATURE, build_index
+from rag_core.vectordb.bm25_tokens import CorpusTokenizer
 from rag_core.vectordb.fusion import top_ranked
 
 
@@ -136,7 +137,8 @@ class BM25Index:
 
     def _index_of(self, texts: Iterable[str]) -> Any:
         # bm25s's index, built a batch of documents at a time (bm25_build.py)
-        index = build_index(texts, lambda batch: self._tokenize(batch, True), self.k1, self.b)
+        self._uses_stemmer()
+        index = build_index(texts, CorpusTokenizer(self._stemmer or None), self.k1, self.b)
         # None: no documents, or none with a word to index (stop words only): nothing can match
         return _NOTHING_INDEXED if index is None else index
 
