@@ -8,7 +8,6 @@ reading every file gives.
 
 from __future__ import annotations
 
-import re
 import textwrap
 from pathlib import Path
 
@@ -77,35 +76,6 @@ def test_a_selection_reads_whole_only_what_can_matter_to_it(folder, monkeypatch)
     read.clear()
     discover(folder, ["eps"])  # eps shares delta's cassette; delta shares gamma's
     assert {"eps", "delta", "gamma"} <= set(read) and not {"alpha", "zeta", "eta", "renamed", "invalid"} & set(read)
-
-
-def outcome(path: Path) -> object:
-    """What reading a case file gives: its cases, or its error."""
-    case_files_module._parsed.cache_clear()
-    try:
-        return [case.model_dump() for case in case_files_module.parse_case_file(path)]
-    except case_files_module.CaseFileError as exc:
-        return str(exc)
-
-
-def test_a_valid_case_file_is_read_without_the_lines_of_its_keys(folder, monkeypatch):
-    careful: list[str] = []
-    with_lines = case_files_module.load_with_lines
-    monkeypatch.setattr(case_files_module, "load_with_lines",
-                        lambda path, text=None: careful.append(path.stem) or with_lines(path, text))
-    for name in ("alpha", "beta", "gamma", "delta", "listed"):
-        assert isinstance(outcome(folder / f"{name}.yaml"), list)
-    assert careful == []
-    # a file that is wrong is read again, to say where: the key written twice, the field that is not valid
-    assert "the key 'id' is written twice" in outcome(folder / "twice.yaml")
-    assert re.search(r"bad_id\.yaml:1: `id` must match", outcome(folder / "bad_id.yaml"))
-    assert careful == ["twice", "bad_id"]
-
-
-def test_reading_a_case_file_quickly_gives_what_reading_it_with_lines_gives(folder, monkeypatch):
-    quick = {name: outcome(folder / f"{name}.yaml") for name in FILES}
-    monkeypatch.setattr(case_files_module, "_valid_plain_case", lambda text: None)  # every file read with its lines
-    assert {name: outcome(folder / f"{name}.yaml") for name in FILES} == quick
 
 
 def test_a_skim_expands_no_alias(tmp_path):

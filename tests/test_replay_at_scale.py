@@ -172,7 +172,6 @@ DOCUMENTS = [
     "bin: !!binary aGVsbG8=\nint: 0x1A\noct: 0o17\nfloat: .inf\nnan: .nan\nbool: off\nempty:\n",
     "1: one\n2.5: two\ntrue: three\nnull: four\n2001-12-14: five\n",
     "dup: 1\ndup: 2\n",  # PyYAML's safe loader keeps the last
-    "1: a\n1.0: b\ntrue: c\n",  # three keys written differently, one key once built
     "base: &b {x: 1}\nderived: {<<: *b, y: 2}\n",  # a merge key (and an alias)
     "merge: {<<: {x: 1}, y: 2}\n",  # a merge key, no alias
     "set: !!set {a, b}\nomap: !!omap [{a: 1}, {b: 2}]\npairs: !!pairs [{a: 1}, {a: 2}]\n",
@@ -211,26 +210,6 @@ def test_a_plain_document_is_built_without_pyyaml_generic_constructor(monkeypatc
     assert built == []
     assert yaml_read.load_bounded("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}  # aliases: PyYAML's own
     assert len(built) == 1
-
-
-# what a plain reading leaves to a careful one: keys that are one key once built (true is 1), a key
-# twice, aliases and merge keys, a set, a key that is not a scalar, a value key
-NOT_PLAIN = {DOCUMENTS[i] for i in (2, 3, 4, 5, 6, 7, 8, 9)}
-
-
-@pytest.mark.parametrize("text", DOCUMENTS)
-def test_a_plain_reading_gives_the_safe_loaders_value_or_leaves_the_document_to_a_careful_one(text):
-    """``load_plain`` (case files) builds only documents with no alias, no unusual node and no key
-    twice; for any other it says None, and its reader reads the file again with the lines."""
-    try:
-        expected = yaml.load(text, Loader=yaml_read._FAST)
-    except yaml.YAMLError:
-        expected = None
-    got = yaml_read.load_plain(text)
-    if text in NOT_PLAIN or not text.strip():
-        assert got is None
-    else:
-        assert repr(got) == repr(expected) and got is not None
 
 
 _json = st.recursive(st.none() | st.integers(0, 3) | st.sampled_from(["a", "b", "x=1"]),

@@ -136,8 +136,6 @@ def _plain(loader: Any, node: yaml.Node, depth: int, seen: set[int]) -> Any:
             if not isinstance(key_node, yaml.ScalarNode):  # a key that may not be hashable
                 raise _Unusual
             mapping[_plain(loader, key_node, depth + 1, seen)] = _plain(loader, value_node, depth + 1, seen)
-        if len(mapping) != len(node.value):  # a key written twice: the careful path decides what that means
-            raise _Unusual
         return mapping
     elif isinstance(node, yaml.SequenceNode) and tag == _SEQ:
         return [_plain(loader, child, depth + 1, seen) for child in node.value]
@@ -180,24 +178,6 @@ def compose_nodes(text: str) -> yaml.Node | None:
 def load_bounded(text: str) -> Any:
     """``text`` parsed as YAML (the fast C parser where installed), within the bounds above."""
     return _document(_FAST(text), plain=True)
-
-
-def load_plain(text: str) -> Any:
-    """``text`` parsed by the fast C parser and built by ``_plain``, within the bounds above, when
-    the document is plain: no alias, only usual nodes, no key written twice in a mapping. None
-    when it is not (and for an empty document): a reader that needs to say why a document is
-    wrong, or where, reads it again with ``load_with_lines``. Raises ``yaml.YAMLError`` for text
-    that is not YAML or is past the bounds."""
-    loader = _FAST(text)
-    try:
-        node = loader.get_single_node()
-        return None if node is None else _plain(loader, node, 1, set())
-    except _Unusual:
-        return None
-    except RecursionError:
-        raise BoundsError(NESTED_TOO_DEEPLY) from None
-    finally:
-        loader.dispose()
 
 
 class _LineLoader(_FAST):  # the C parser where installed: its nodes carry their lines too

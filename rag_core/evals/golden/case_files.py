@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from rag_core.evals.common.errors import CaseFileError
 from rag_core.evals.common.modes import GOLDEN_SUFFIX
 from rag_core.evals.common.paths import shown
-from rag_core.evals.common.yaml_read import compose_nodes, load_plain, load_with_lines, tab_problem
+from rag_core.evals.common.yaml_read import compose_nodes, load_with_lines, tab_problem
 from rag_core.evals.golden.case import GoldenCase, compare_cassette, located_problems
 
 
@@ -35,35 +35,6 @@ def parse_case_file(path: Path) -> list[GoldenCase]:
 
 @functools.lru_cache(maxsize=65536)  # errors are not kept: their messages name the file from the working directory
 def _parsed(path: Path, text: str) -> tuple[GoldenCase, ...]:
-    case = _valid_plain_case(text)
-    if case is None:
-        case = _read_with_lines(path, text)
-    case.source = path
-    if isinstance(case.stream, bool):
-        return (case,)
-    variants = []
-    for stream in dict.fromkeys(case.stream):
-        variant = case.model_copy(update={"id": f"{case.id}.{'stream' if stream else 'sync'}", "stream": stream})
-        variant.source = path
-        variants.append(variant)
-    return tuple(variants)
-
-
-def _valid_plain_case(text: str) -> GoldenCase | None:
-    """The case of a file that is plain YAML (``yaml_read.load_plain``) and valid, built without
-    remembering where each key is; None for any other file, which ``_read_with_lines`` reads
-    again to say what is wrong and on which line. Most files are valid, and the line-keeping
-    loader (PyYAML's generic constructor) took more than twice as long."""
-    try:
-        data = load_plain(text)
-        return GoldenCase.model_validate(data) if isinstance(data, dict) else None
-    except Exception:  # whatever it is, the careful reading meets it again, and says it as it always has
-        return None
-
-
-def _read_with_lines(path: Path, text: str) -> GoldenCase:
-    """The case of a file read with the line of each key: what a file that is wrong is wrong
-    about, where (``CaseFileError``)."""
     try:
         data, mappings = load_with_lines(path, text)
     except yaml.YAMLError as exc:
@@ -81,7 +52,15 @@ def _read_with_lines(path: Path, text: str) -> GoldenCase:
         raise CaseFileError(located_problems(exc, data, mappings, path)) from None
     except RecursionError:
         raise CaseFileError(f"{shown(path)}: it is nested more deeply than can be read") from None
-    return case
+    case.source = path
+    if isinstance(case.stream, bool):
+        return (case,)
+    variants = []
+    for stream in dict.fromkeys(case.stream):
+        variant = case.model_copy(update={"id": f"{case.id}.{'stream' if stream else 'sync'}", "stream": stream})
+        variant.source = path
+        variants.append(variant)
+    return tuple(variants)
 
 
 def find_duplicates(cases: list[GoldenCase]) -> dict[str, str]:
