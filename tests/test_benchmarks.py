@@ -22,13 +22,15 @@ ROOT = Path(__file__).resolve().parents[1]
         ["evals.benchmarks.bench_memory_store", "--queries", "3", "--rss-docs", "500"],
         ["evals.benchmarks.bench_case_selection", "--cases", "3", "--runs", "1", "--warm", "0"],
         ["evals.benchmarks.bench_golden_scale", "--cases", "2", "--xdist-cases", "0", "--runs", "1", "--warm", "0"],
+        ["evals.benchmarks.bench_golden_scale", "--cases", "0", "--xdist-cases", "2", "--runs", "1", "--warm", "0"],
         ["evals.benchmarks.bench_pytest_recording", "--cases", "2", "--runs", "1", "--warm", "0"],
         ["evals.benchmarks.bench_pytest_recording", "--program", "stream", "--cases", "2", "--runs", "1", "--warm", "0",
          "--phases"],
         ["evals.benchmarks.bench_scale", "--replay", "--sizes", "300", "--queries", "3"],
         ["evals.benchmarks.bench_scale", "--record", "--sizes", "300", "--queries", "3"],
     ],
-    ids=["core", "harness", "memory-store", "case-selection", "golden-scale", "pytest-recording", "pytest-recording-stream", "suite-replay", "cache-record"],
+    ids=["core", "harness", "memory-store", "case-selection", "golden-scale", "golden-scale-xdist", "pytest-recording",
+         "pytest-recording-stream", "suite-replay", "cache-record"],
 )
 def test_benchmark_runs(command):
     # the pytest sessions a benchmark starts load no plugin its projects do not use

@@ -146,6 +146,23 @@ def test_an_xdist_controller_reads_no_case_file(cases_project, monkeypatch):
     assert len(read) == 1  # without xdist, the one process collects, and reads them once
 
 
+# the controller's heap as its last report has come in (its workers write nothing here)
+FREEZE_COUNT = """
+import gc, pathlib
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        pathlib.Path("frozen.txt").write_text(str(gc.get_freeze_count()))
+"""
+
+
+def test_an_xdist_controller_freezes_its_heap_before_its_workers_report(cases_project):
+    pytest.importorskip("xdist")
+    (cases_project.path / "conftest.py").write_text(FREEZE_COUNT)
+    cases_project.runpytest_subprocess("evals", "-n", "2", "-k", "first or second").assert_outcomes(failed=2)
+    assert int((cases_project.path / "frozen.txt").read_text()) > 10_000  # pytest and the plugins it imported
+
+
 def test_markers_lists_the_tags_of_the_cases(cases_project):
     (cases_project.path / "fixtures" / "goldens" / "first.yaml").write_text(
         textwrap.dedent(CASE.format(id="first")) + "tags: [smoke]\n")

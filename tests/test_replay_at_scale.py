@@ -45,6 +45,25 @@ def test_cases_replay_with_the_collected_heap_frozen_and_fewer_young_collections
     assert gc.get_threshold() == before  # the pace is the interpreter's again between cases
 
 
+def test_what_the_first_replayed_case_imports_is_frozen_too(project, monkeypatch):
+    """The program's libraries (its SDK, the agent) are imported by the first case a process
+    replays, after collection froze the heap: they are frozen once that case has run, and no
+    collection after it walks them again."""
+    record(project)
+    frozen: list[int] = []
+    real = runner.run_case
+    monkeypatch.setattr(runner, "run_case", lambda *args, **kwargs: frozen.append(gc.get_freeze_count()) or real(
+        *args, **kwargs))
+    freezes = []
+    freeze = garbage_collection.freeze_collected
+    monkeypatch.setattr(garbage_collection, "freeze_collected", lambda: freezes.append(1) or freeze())
+    gc.unfreeze()
+    project.runpytest("evals").assert_outcomes(passed=len(CASES))
+    assert len(frozen) == len(CASES) == 2
+    assert frozen[1] > frozen[0], frozen
+    assert len(freezes) == 2  # once collected, once after the first case (not after every case)
+
+
 def test_cases_replayed_one_after_another_share_one_set_of_patches_undone_before_any_other_test(project, monkeypatch):
     """vcrpy's patches for a dozen HTTP libraries were built and entered for every replayed case;
     they are built once for a run of replayed cases, and a test that is not a golden case (here

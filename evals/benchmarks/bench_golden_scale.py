@@ -10,7 +10,10 @@ fresh process; the sessions compared take turns, and each number is a median of 
   example alone, per copy; against pytest's own cost per test, measured the same way in the same
   run on a module of trivial parametrized tests (``-p no:rag_core``: pytest alone);
 * ``-n 2`` against serial: ``pytest evals -n 2`` and ``pytest evals`` over ``--xdist-cases``
-  copies, wall seconds (and CPU seconds, all processes together).
+  copies, wall seconds (and CPU seconds, all processes together), and where each process (the
+  serial session, the controller, each worker) spends its CPU: start-up (pytest and every
+  plugin), collection, its first test (which imports the program's libraries), the other
+  tests, the end (``process_cpu.py``).
 
 ``--code`` names source trees whose ``rag_core`` the sessions import (``.``: this one; another,
 e.g. ``git archive HEAD | tar -x -C /tmp/old``: the committed code), each measured in the same
@@ -20,10 +23,13 @@ run, taking turns, against the same projects (made and recorded with this tree's
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import statistics
 import tempfile
 from pathlib import Path
 
+from evals.benchmarks import process_cpu
 from evals.benchmarks.golden_project import cpu_in_turns, project, remove, run, trivial_project
 
 
@@ -45,21 +51,56 @@ def replay_per_case(scratch: Path, cases: int, runs: int, codes: list[Path], war
               f"per test {statistics.median(c / t for c, t in zip(case, test)):.1f}")
 
 
+# each process's CPU at the points of its session (process_cpu.py), as phases: (name, from, to)
+PHASES = {"serial": [("start", None, "configured"), ("collection", "configured", "collected"),
+                     ("first test", "collected", "first_test"), ("other tests", "first_test", "finished"),
+                     ("end", "finished", "exited")],
+          "controller": [("start", None, "configured"), ("while the workers run", "configured", "finished"),
+                         ("end", "finished", "exited")]}
+PHASES["worker"] = PHASES["serial"]
+
+
 def xdist_against_serial(scratch: Path, cases: int, runs: int, codes: list[Path], warm: int = 1) -> None:
     folder = project(scratch / "xdist", cases, recorded=True)
+    plugins = scratch / "plugins"  # the CPU plugin, importable whichever source tree is measured
+    plugins.mkdir()
+    shutil.copy(process_cpu.__file__, plugins / "rag_core_bench_cpu.py")
+    marks = scratch / "cpu.jsonl"
+
+    def session(code: Path, args: list[str]) -> tuple[tuple[float, float], dict[str, list[dict[str, float]]]]:
+        marks.unlink(missing_ok=True)
+        timed = run(folder, ["evals", *args, "-p", "rag_core_bench_cpu"], code=code,
+                    env={"PYTHONPATH": str(plugins), process_cpu.ENVIRONMENT: str(marks)})
+        processes: dict[str, list[dict[str, float]]] = {}
+        for line in marks.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            kind = entry["process"] if entry["process"] in ("serial", "controller") else "worker"
+            processes.setdefault(kind, []).append(entry["cpu"])
+        return timed, processes
+
     for _ in range(warm):  # the file cache and the bytecode
         for code in codes:
-            run(folder, ["evals", "-n", "2"], code=code), run(folder, ["evals"], code=code)
+            session(code, ["-n", "2"]), session(code, [])
     pairs: dict[Path, list[tuple[tuple[float, float], tuple[float, float]]]] = {code: [] for code in codes}
+    phases: dict[Path, dict[str, dict[str, list[float]]]] = {code: {} for code in codes}
     for _ in range(runs):
         for code in codes:
-            pairs[code].append((run(folder, ["evals", "-n", "2"], code=code), run(folder, ["evals"], code=code)))
+            (spread, spread_processes), (serial, serial_processes) = session(code, ["-n", "2"]), session(code, [])
+            pairs[code].append((spread, serial))
+            for kind, entries in {**spread_processes, **serial_processes}.items():
+                for cpu in entries:
+                    for name, start, end in PHASES[kind]:
+                        phases[code].setdefault(kind, {}).setdefault(name, []).append(
+                            cpu[end] - (cpu[start] if start else 0.0))
     for code in codes:
         spread, serial = [p for p, _ in pairs[code]], [s for _, s in pairs[code]]
         print(f"[{code}] {cases + 1} cases, -n 2: median {statistics.median(w for w, _ in spread):.2f} s wall, "
               f"{statistics.median(c for _, c in spread):.2f} s CPU; serial: median "
               f"{statistics.median(w for w, _ in serial):.2f} s wall, {statistics.median(c for _, c in serial):.2f} s CPU; "
               f"wall ratio -n 2 / serial {statistics.median(p[0] / s[0] for p, s in pairs[code]):.2f} (median of {runs})")
+        for kind in ("serial", "controller", "worker"):
+            shown = ", ".join(f"{name} {statistics.median(values):.2f}" for name, values in phases[code][kind].items())
+            print(f"[{code}]   CPU s of {'each ' if kind == 'worker' else 'the '}{kind} process (medians): {shown}")
 
 
 def main() -> None:

@@ -59,14 +59,17 @@ def trivial_project(folder: Path, tests: int) -> Path:
     return folder
 
 
-def run(folder: Path, args: list[str], plugins: bool = True, code: Path | None = None) -> tuple[float, float]:
+def run(folder: Path, args: list[str], plugins: bool = True, code: Path | None = None,
+        env: dict[str, str] | None = None) -> tuple[float, float]:
     """One pytest session in a fresh process: (wall seconds, CPU seconds of it and its children,
     xdist workers included). Without ``plugins``, rag-core's own are not loaded; with ``code``, the
-    ``rag_core`` package is imported from that source tree (another version, to compare)."""
+    ``rag_core`` package is imported from that source tree (another version, to compare); ``env``
+    is added to the environment (its ``PYTHONPATH`` after ``code``)."""
     command = PYTEST + args + ([] if plugins else ["-p", "no:rag_core", "-p", "no:rag_core_retrieval"])
-    env = dict(os.environ)
-    if code is not None:  # ahead of the installed package (and inherited by xdist workers)
-        env["PYTHONPATH"] = os.pathsep.join([str(code.resolve()), *filter(None, [env.get("PYTHONPATH")])])
+    added = env or {}
+    paths = [str(code.resolve()) if code is not None else None,  # ahead of the installed package (and xdist workers inherit it)
+             added.get("PYTHONPATH"), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, **added, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env)  # bytecode cached, as users have it

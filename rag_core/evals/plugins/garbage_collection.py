@@ -12,6 +12,10 @@ What:
 * ``freeze_collected``: once the session's tests are collected (the libraries imported, the case
   files read), what is alive then is moved to the collector's permanent generation: no later
   collection walks it again. Garbage is collected first, so nothing that is garbage then is kept.
+  The process freezes once more after its first replayed case, which imports the program's
+  libraries (an SDK, the agent): collections after it walk what later cases leave alive. An xdist
+  controller, which collects nothing, freezes as its run loop begins: the reports its workers
+  send are then all its collections walk, and pytest's five at the end.
 * ``fewer_collections``: while one case replays, a young collection comes every
   ``YOUNG_THRESHOLD`` new objects instead of 700. Garbage in reference cycles is freed as before,
   only later (within the case, or just after it); the previous pace is back once the case ends.

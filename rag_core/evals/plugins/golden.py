@@ -138,6 +138,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     freeze_collected()  # the imports and the cases read stay out of the collections while cases run
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """An xdist controller collects nothing and runs no test: it freezes its heap as its loop
+    begins, so that neither the collections while the workers' reports come in nor pytest's at the
+    session's end walk its imports again (a worker, or a session without xdist, freezes once it
+    has collected: ``pytest_collection_finish``)."""
+    if session.config.pluginmanager.has_plugin("dsession") and session.config.stash[SESSION].get("refs") is not None:
+        from rag_core.evals.plugins.garbage_collection import freeze_collected
+
+        freeze_collected()
+
+
 @pytest.fixture(scope="session")
 def golden_settings(request: pytest.FixtureRequest) -> Any:
     from rag_core.evals.golden.playing import Settings

@@ -90,7 +90,7 @@ class GoldenHarness:
                 result = _concurrent(self.node, self.settings).result(ref.case, _selector(self.node))
             else:
                 from rag_core.evals.recording import routing
-                from rag_core.evals.plugins.garbage_collection import fewer_collections
+                from rag_core.evals.plugins.garbage_collection import fewer_collections, freeze_collected
 
                 routing.keep_installed()  # for the next case to replay; released before any other test
                 with fewer_collections():
@@ -100,6 +100,9 @@ class GoldenHarness:
                         result = accept_case(ref.case, self.settings, _selector(self.node))
                     else:
                         result = run_case(ref.case, self.settings, _selector(self.node))
+                if not self.node.config.stash[SESSION].get("frozen_after_a_case"):
+                    self.node.config.stash[SESSION]["frozen_after_a_case"] = True
+                    freeze_collected()  # what the first case imported (its program's SDK, the agent) too
         except (HarnessError, CredentialError, LiveRunsStopped) as exc:
             problem = str(exc)
             if isinstance(exc, UnrecordedRequestError) and not self.settings.accept:  # what --accept records
