@@ -32,9 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
     ids=["core", "harness", "memory-store", "case-selection", "golden-scale", "golden-scale-xdist", "pytest-recording",
          "pytest-recording-stream", "suite-replay", "cache-record"],
 )
-def test_benchmark_runs(command):
-    # the pytest sessions a benchmark starts load no plugin its projects do not use
-    env = {**os.environ, "PYTEST_ADDOPTS": UNUSED_PLUGINS_OPTIONS}
+def test_benchmark_runs(command, tmp_path):
+    # the pytest sessions a benchmark starts load no plugin its projects do not use; and they keep
+    # their temporary folders under this test's: an `-n 2` session makes a numbered folder in
+    # pytest's temporary root for its workers, and pytest keeps only the newest three there, so a
+    # few such sessions deleted this test session's own (a database server's among them)
+    env = {**os.environ, "PYTEST_ADDOPTS": UNUSED_PLUGINS_OPTIONS, "PYTEST_DEBUG_TEMPROOT": str(tmp_path)}
     result = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=300,
                             env=env)
     assert result.returncode == 0, result.stderr[-2000:]
