@@ -41,12 +41,8 @@ GOLDEN_PHASES = [
 def _timed(phase: str, function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.process_time()
-        try:
+        with _phase(phase):
             return function(*args, **kwargs)
-        finally:
-            _SPENT[phase] += time.process_time() - started
-            _CALLS[phase] += 1
 
     return timed
 

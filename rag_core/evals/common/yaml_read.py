@@ -146,14 +146,10 @@ def _plain(loader: Any, node: yaml.Node, depth: int, seen: set[int], unique: boo
     raise _Unusual
 
 
-class _Careful(Exception):
-    """The fast path cannot build the document as the careful reader would (see ``load_plain``)."""
-
-
 def _document(loader: Any, plain: bool = False, unique: bool = False) -> Any:
     """The document ``loader`` reads, within the bounds; with ``plain``, built by ``_plain`` when
     it has no alias and only usual nodes (the same value PyYAML builds). With ``unique`` as well,
-    a document ``_plain`` leaves to PyYAML raises ``_Careful`` instead."""
+    a document ``_plain`` leaves to PyYAML raises ``_Unusual`` instead."""
     try:
         node = loader.get_single_node()
         if node is None:
@@ -163,7 +159,7 @@ def _document(loader: Any, plain: bool = False, unique: bool = False) -> Any:
                 return _plain(loader, node, 1, set(), unique)
             except _Unusual:
                 if unique:
-                    raise _Careful from None
+                    raise
         if _has_aliases(node) and _expanded_size(node) > MAX_NODES:
             raise BoundsError(f"its aliases expand to more than {MAX_NODES:,} nodes (a YAML alias bomb?)",
                               node.start_mark)
@@ -197,7 +193,7 @@ def load_plain(text: str) -> tuple[bool, Any]:
     the careful reader reads, to give its value or name the line of its problem."""
     try:
         return True, _document(_FAST(text), plain=True, unique=True)
-    except (_Careful, yaml.YAMLError):
+    except (_Unusual, yaml.YAMLError):
         return False, None
 
 
