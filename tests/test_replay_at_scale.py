@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime
 import gc
+import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -145,6 +147,28 @@ def test_a_replayed_request_is_filtered_once(project, monkeypatch):
     assert len(filtered) == 2 * _requests_replayed(project), filtered
 
 
+def test_a_replayed_cassette_is_read_and_decoded_once(project, monkeypatch):
+    """The recorder's check reads and decodes a replayed cassette; vcrpy loads what it read, not
+    the file a second time. A recording that keeps what the cassette held loads its staging copy."""
+    from vcr.persisters.filesystem import FilesystemPersister
+
+    from rag_core.evals.recording import cassette_format
+
+    record(project)
+    read, loaded = [], []
+    check_read, vcrpy_load = cassette_format.read_cassette, FilesystemPersister.__dict__["load_cassette"].__func__
+    monkeypatch.setattr(cassette_format, "read_cassette", lambda path: read.append(path.name) or check_read(path))
+    monkeypatch.setattr(FilesystemPersister, "load_cassette",
+                        classmethod(lambda cls, path, serializer: loaded.append(Path(path).name) or
+                                    vcrpy_load(cls, path, serializer)))
+    project.runpytest("evals").assert_outcomes(passed=len(CASES))
+    assert sorted(read) == sorted(f"{case}.yaml" for case in CASES) and loaded == []
+    read.clear()
+    project.runpytest("evals", "--record-mode=all", "--emulator").assert_outcomes(passed=len(CASES))
+    assert sorted(read) == sorted(f"{case}.yaml" for case in CASES)
+    assert sorted(loaded) == sorted(f".{case}.yaml.recording" for case in CASES)
+
+
 def _requests_replayed(project) -> int:
     """The interactions the project's cassettes hold (each case replays all of its own)."""
     return sum(len(yaml.safe_load(path.read_text())["interactions"]) for path in (project.path / "cassettes").glob("*.yaml"))
@@ -186,10 +210,13 @@ DOCUMENTS = [
 ]
 
 
+PYYAML_SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML's own, as the harness's loader subclasses it
+
+
 @pytest.mark.parametrize("text", DOCUMENTS)
 def test_a_document_reads_as_the_safe_loader_reads_it(text):
     try:
-        expected = yaml.load(text, Loader=yaml_read._FAST)
+        expected = yaml.load(text, Loader=PYYAML_SAFE)
     except yaml.YAMLError as exc:
         with pytest.raises(type(exc)):
             yaml_read.load_bounded(text)
@@ -197,6 +224,43 @@ def test_a_document_reads_as_the_safe_loader_reads_it(text):
     got = yaml_read.load_bounded(text)
     assert got == expected or (got != got and expected != expected)  # nan
     assert repr(got) == repr(expected)  # the same types (1 and 1.0 and True are equal)
+
+
+def _tags(node):
+    """Each node's tag, depth first: what the resolver decided for every node of a document."""
+    if node is None:
+        return []
+    children = ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else
+                list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+    return [node.tag] + [tag for child in children for tag in _tags(child)]
+
+
+# scalars made of what YAML's implicit types are written with (numbers, bools, nulls, dates, the
+# merge and value keys), some quoted, in a mapping, a list and a flow collection
+_scalar = st.text(alphabet="0123456789.+-_:eExXoObB~<=nNuUlLtTrRfFaAsSyYiI ", min_size=0, max_size=12)
+_quoted = st.builds(lambda text, quote: f"{quote}{text}{quote}", _scalar, st.sampled_from(["'", '"']))
+
+
+@given(st.lists(_scalar | _quoted, min_size=1, max_size=4))
+def test_the_harness_loader_resolves_every_scalar_as_pyyamls_safe_loader(scalars):
+    """The harness's loader resolves tags with less work per node (``yaml_read._SafeLoader``): every
+    node gets the tag PyYAML's safe loader gives it, and the document the same value."""
+    lines = [f"k{number}: {scalar}" for number, scalar in enumerate(scalars)]
+    text = "\n".join(lines + ["list:"] + [f"- {scalar}" for scalar in scalars] + [f"flow: [{', '.join(scalars)}]", ""])
+    outcomes = []
+    for loader in (PYYAML_SAFE, yaml_read._SafeLoader):
+        try:
+            outcomes.append((_tags(yaml.compose(text, Loader=loader)), repr(yaml.load(text, Loader=loader))))
+        except yaml.YAMLError as exc:
+            outcomes.append(type(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_resolver_a_project_adds_to_pyyaml_does_not_change_how_the_harness_reads(monkeypatch):
+    monkeypatch.setattr(yaml.resolver.Resolver, "yaml_implicit_resolvers",
+                        {**yaml.resolver.Resolver.yaml_implicit_resolvers, "h": [("tag:yaml.org,2002:null", re.compile("^h$"))]})
+    assert yaml.load("a: h\n", Loader=PYYAML_SAFE) != {"a": "h"}  # PyYAML's loader now reads it otherwise
+    assert yaml_read.load_bounded("a: h\n") == {"a": "h"}
 
 
 @pytest.mark.parametrize("text", DOCUMENTS + ["a: 1\nb: {c: 2, c: 3}\n", "a: 1\na: 2\n", "? [1]\n: x\n"])

@@ -26,8 +26,19 @@ class _Measured:
         return cassette_format.written(out)
 
 
+class _Decoded:
+    """A serializer for vcrpy's ``deserialize`` that gives what was already decoded from the file."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def deserialize(self, text: str) -> dict[str, Any]:
+        return self.data
+
+
 class AtomicPersister:
-    """vcrpy's filesystem persister, writing the (staging) file atomically.
+    """vcrpy's filesystem persister, writing the (staging) file atomically, and loading a replayed
+    cassette from what the recorder's check has just read of it (``read``), not from the file again.
 
     Nothing it meets is raised inside vcrpy: vcrpy saves inside its context manager's exit, and
     an exception there leaves its HTTP-client patches in place, so the next case would record
@@ -35,15 +46,22 @@ class AtomicPersister:
     that fails (a full disk, a file too large, an unwritable folder), is kept and raised by the
     recorder once vcrpy has exited cleanly. A run given up (``CaseRecorder.end``) writes nothing."""
 
-    def __init__(self, ended: threading.Event, writing: threading.Lock) -> None:
+    def __init__(self, ended: threading.Event, writing: threading.Lock,
+                 read: tuple[Path, dict[str, Any]] | None = None) -> None:
         self.refused: SecretInCassetteError | None = None
         self.failed: Exception | None = None
         self.large: list[LargeValue] = []  # the values of the file it wrote that a recording warns about
         self.ended, self.writing = ended, writing
+        self._read = read  # (a cassette's path, what the recorder's check read from it): loaded once as it is
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import FilesystemPersister
+        from vcr.serialize import deserialize
 
+        read, self._read = self._read, None
+        if read is not None and Path(cassette_path) == read[0]:
+            # the file the recorder has just read and checked, not read and decoded a second time
+            return deserialize("", _Decoded(read[1]))
         return FilesystemPersister.load_cassette(cassette_path, serializer)
 
     def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:

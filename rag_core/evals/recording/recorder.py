@@ -119,6 +119,7 @@ class CaseRecorder:
         # False for a live run: what it records is observed, never written (it would be discarded)
         self.keep = True
         self._checked = False  # the committed cassette was found readable (or not to be read) by ``check``
+        self._read: dict[str, Any] | None = None  # what ``check`` read, for vcrpy's load of the same file
         self.large: list[LargeValue] = []  # the recorded file's values a recording warns about
         self.ended = threading.Event()  # set by ``end``: the run was given up
         self._writing = threading.Lock()  # the staging file is written, or removed by ``end``, not both at once
@@ -135,7 +136,7 @@ class CaseRecorder:
         if self._checked or not self.path.exists():
             return
         if not self.will_record or self.mode == "new_episodes":  # replayed, or added to
-            cassette_format.read_cassette(self.path)
+            self._read = cassette_format.read_cassette(self.path)
         self._checked = True
 
     def _starts_from_committed(self) -> bool:
@@ -262,7 +263,9 @@ class CaseRecorder:
             decode_compressed_response=True,
         )
         recorder.register_serializer("rag_core", cassette_format)
-        persister = AtomicPersister(self.ended, self._writing)
+        # a replay's cassette is loaded as ``check`` read it (once: vcrpy's load takes it over)
+        read, self._read = self._read, None
+        persister = AtomicPersister(self.ended, self._writing, (self.path, read) if read is not None else None)
         recorder.register_persister(persister)
         recorder.register_matcher("json_body", self._body_matcher)
         if self.configure is not None:
