@@ -37,8 +37,9 @@ class _Decoded:
 
 
 class AtomicPersister:
-    """vcrpy's filesystem persister, writing the (staging) file atomically, and loading a replayed
-    cassette from what the recorder's check has just read of it (``read``), not from the file again.
+    """vcrpy's filesystem persister, writing the (staging) file atomically, and loading the cassette
+    (or the staging copy of it a recording adds to) from what the recorder has just read of it
+    (``read``), not from the file again.
 
     Nothing it meets is raised inside vcrpy: vcrpy saves inside its context manager's exit, and
     an exception there leaves its HTTP-client patches in place, so the next case would record
@@ -52,7 +53,7 @@ class AtomicPersister:
         self.failed: Exception | None = None
         self.large: list[LargeValue] = []  # the values of the file it wrote that a recording warns about
         self.ended, self.writing = ended, writing
-        self._read = read  # (a cassette's path, what the recorder's check read from it): loaded once as it is
+        self._read = read  # (the path vcrpy loads, what the recorder read of it): loaded once as it is
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import FilesystemPersister
@@ -60,7 +61,7 @@ class AtomicPersister:
 
         read, self._read = self._read, None
         if read is not None and Path(cassette_path) == read[0]:
-            # the file the recorder has just read and checked, not read and decoded a second time
+            # the file the recorder has just read and checked (or its copy), not read and decoded again
             return deserialize("", _Decoded(read[1]))
         return FilesystemPersister.load_cassette(cassette_path, serializer)
 

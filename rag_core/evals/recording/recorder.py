@@ -119,7 +119,9 @@ class CaseRecorder:
         # False for a live run: what it records is observed, never written (it would be discarded)
         self.keep = True
         self._checked = False  # the committed cassette was found readable (or not to be read) by ``check``
-        self._read: dict[str, Any] | None = None  # what ``check`` read, for vcrpy's load of the same file
+        # what ``check`` (or a recording keeping the cassette's interactions) read of the committed
+        # cassette: vcrpy loads it, or the staging copy of it, from this instead of the file
+        self._read: dict[str, Any] | None = None
         self.large: list[LargeValue] = []  # the recorded file's values a recording warns about
         self.ended = threading.Event()  # set by ``end``: the run was given up
         self._writing = threading.Lock()  # the staging file is written, or removed by ``end``, not both at once
@@ -146,7 +148,7 @@ class CaseRecorder:
             return False
         if self.mode == "all":
             try:
-                cassette_format.read_cassette(self.path)
+                self._read = cassette_format.read_cassette(self.path)
             except CassetteFileError:
                 return False  # nothing in it can be kept: recorded afresh, as under rewrite
         return True
@@ -211,7 +213,7 @@ class CaseRecorder:
             raise CassetteFileError(f"{exc}; fix it, or record it again with --record-mode=rewrite", exc.text) from None
         recording = self.will_record
         target = self._staged() if recording else self.path
-        recorder, persister = self._vcr()
+        recorder, persister = self._vcr(target)
         replay = Replay()
         try:
             with _opened(recorder, target, self.path.stem, save=self.keep) as cassette:
@@ -250,9 +252,10 @@ class CaseRecorder:
             shutil.copyfile(self.path, self.staging)  # new interactions are added to a copy
         return self.staging
 
-    def _vcr(self) -> tuple[Any, AtomicPersister]:
-        """vcrpy configured for this case: its mode, matching, scrubbing, serializer and persister,
-        then the project's hook."""
+    def _vcr(self, target: Path) -> tuple[Any, AtomicPersister]:
+        """vcrpy configured for this case, loading ``target`` (the cassette, or the staging copy of
+        it a recording adds to): its mode, matching, scrubbing, serializer and persister, then the
+        project's hook."""
         import vcr
 
         recorder = vcr.VCR(
@@ -263,9 +266,9 @@ class CaseRecorder:
             decode_compressed_response=True,
         )
         recorder.register_serializer("rag_core", cassette_format)
-        # a replay's cassette is loaded as ``check`` read it (once: vcrpy's load takes it over)
+        # the cassette (or its copy) is loaded as it was read, once: vcrpy's load takes it over
         read, self._read = self._read, None
-        persister = AtomicPersister(self.ended, self._writing, (self.path, read) if read is not None else None)
+        persister = AtomicPersister(self.ended, self._writing, (target, read) if read is not None else None)
         recorder.register_persister(persister)
         recorder.register_matcher("json_body", self._body_matcher)
         if self.configure is not None:
