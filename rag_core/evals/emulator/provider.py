@@ -56,6 +56,24 @@ class ScriptedProvider:
         """Scripted turns no request used up."""
         return max(0, len(self.turns) - len(self.requests))
 
+    def uses_a_turn(self, method: str, path: str) -> bool:
+        """Whether a request to ``path`` is a model call the script answers, one turn each (not an
+        endpoint the script or the emulator answers whatever the turn)."""
+        return (method.upper() == "POST" and _chat_api(path) and not endpoints.serves(method, path)
+                and not any(e.answers(method, path) for e in self.endpoints))
+
+    def played(self, method: str, path: str, body: bytes | str | None) -> None:
+        """A model call the cassette answered (``new_episodes`` plays what it holds): its turn was
+        used up when it was recorded, so the next call the emulator answers gets the turn after it."""
+        if not self.uses_a_turn(method, path):
+            return
+        try:
+            request = json.loads(body or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            request = {}
+        self.requests.append(request if isinstance(request, dict) else {})
+        self.paths.append(path)
+
     def reply(self, method: str, path: str, body: bytes | str | None,
               headers: Mapping[str, str] | None = None) -> Reply:
         """The answer to one request; ``headers`` tell apart APIs that share a path (``GET /v1/models``)."""

@@ -35,6 +35,7 @@ def answer_in_process(cassette: Any, emulator: ScriptedProvider, conditions: Con
 
     def answer(request: Any) -> Any:
         if can_play(request):  # new_episodes: an interaction the cassette already holds
+            emulator.played(request.method, request.path, request.body)  # the turn it was recorded with
             return play(request)
         if conditions is None:
             reply = emulator.reply(request.method, request.path, request.body, request.headers)
