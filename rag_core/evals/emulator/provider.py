@@ -56,11 +56,15 @@ class ScriptedProvider:
         """Scripted turns no request used up."""
         return max(0, len(self.turns) - len(self.requests))
 
+    def _endpoint(self, method: str, path: str) -> ScriptedEndpoint | None:
+        """The script's answer to every request to this endpoint, if it scripts one."""
+        return next((e for e in self.endpoints if e.answers(method, path)), None)
+
     def uses_a_turn(self, method: str, path: str) -> bool:
         """Whether a request to ``path`` is a model call the script answers, one turn each (not an
-        endpoint the script or the emulator answers whatever the turn)."""
-        return (method.upper() == "POST" and _chat_api(path) and not endpoints.serves(method, path)
-                and not any(e.answers(method, path) for e in self.endpoints))
+        endpoint the script or the emulator answers whatever the turn): what ``reply`` gives a turn."""
+        return (self._endpoint(method, path) is None and _model_call(method, path)
+                and not endpoints.serves(method, path))
 
     def played(self, method: str, path: str, body: bytes | str | None) -> None:
         """A model call the cassette answered (``new_episodes`` plays what it holds): its turn was
@@ -77,12 +81,11 @@ class ScriptedProvider:
     def reply(self, method: str, path: str, body: bytes | str | None,
               headers: Mapping[str, str] | None = None) -> Reply:
         """The answer to one request; ``headers`` tell apart APIs that share a path (``GET /v1/models``)."""
-        scripted = next((e for e in self.endpoints if e.answers(method, path)), None)
+        scripted = self._endpoint(method, path)
         if scripted is not None:  # whatever its body: an upload is not JSON
             return Reply(scripted.status, "application/json", json.dumps(scripted.body, ensure_ascii=False).encode(),
                          {"x-request-id": self.ids.next("req", 32)})
-        model_call = method.upper() == "POST" and _chat_api(path)
-        if not model_call and not endpoints.serves(method, path):
+        if not _model_call(method, path) and not endpoints.serves(method, path):
             return self._unserved(method, path)
         try:
             request = json.loads(body or b"{}")
@@ -189,9 +192,9 @@ def unserved_message(method: str, path: str) -> str:
             f"answer in the case's emulate: list (- {{endpoint: {method} {path}, body: {{...}}}})")
 
 
-def _chat_api(path: str) -> bool:
-    """Whether ``path`` is a model call the script answers (every dialect below)."""
-    return api_of("POST", path) in CHAT_APIS
+def _model_call(method: str, path: str) -> bool:
+    """Whether ``method`` and ``path`` are a model call the script answers (every dialect below)."""
+    return method.upper() == "POST" and api_of("POST", path) in CHAT_APIS
 
 
 def _too_large(request: dict[str, Any]) -> str | None:
