@@ -293,6 +293,54 @@ def test_interrupted_rewrite_at_once_names_every_golden_it_rewrote(project):
     assert _recorded_in_the_run_record(project) == {case_id: "updated" for case_id in written}
 
 
+# Ctrl-C as the first case is reported, arriving where the main thread runs a finalizer that
+# holds the interpreter's import lock (as importlib's own lock bookkeeping does, in a weakref
+# callback): raised there, the interrupt was printed as "Exception ignored" and lost, and the
+# lock stayed taken, so the runs under way waited for it at their next import, for ever
+IN_A_FINALIZER = CONFTEST + """
+import _imp
+import signal
+
+class Finalized:
+    def __del__(self):
+        _imp.acquire_lock()
+        signal.raise_signal(signal.SIGINT)
+        _imp.release_lock()
+        open("finalizer-ended", "w").close()
+
+def pytest_runtest_makereport(item, call):
+    if call.when == "call" and not hasattr(item.config, "interrupted_once"):
+        item.config.interrupted_once = True
+        Finalized()
+"""
+
+
+@pytest.mark.parametrize("mode", ["record", "live"])
+def test_a_ctrl_c_in_a_finalizer_ends_a_session_at_once_and_leaves_no_lock_taken(project, mode):
+    goldens = project.path / "fixtures" / "goldens"
+    if mode == "record":
+        case = (goldens / "with_tool.yaml").read_text()
+        for number in range(8):
+            (goldens / f"copy_{number}.yaml").write_text(case.replace("id: with_tool", f"id: copy_{number}"))
+        arguments = ["--record-mode=once", "--update-goldens"]
+    else:
+        _repeats_project(project)
+        arguments = ["--live", "--repeat", "4"]
+    project.makeconftest(IN_A_FINALIZER)
+    cut = project.runpytest_subprocess("evals", "--emulator", "--concurrency", "4", "--emulator-latency", "0.2",
+                                       *arguments, timeout=120)
+    output = cut.stdout.str()
+    assert cut.ret == pytest.ExitCode.INTERRUPTED, output
+    assert (project.path / "finalizer-ended").exists()  # the finalizer ran to its end: it gave the lock back
+    if mode == "record":
+        written = sorted(p.name.removesuffix(".golden.yaml") for p in goldens.glob("*.golden.yaml"))
+        assert 0 < len(written) < 10, output
+        assert sorted(p.stem for p in (project.path / "cassettes").rglob("*.yaml")) == written
+        assert not [p for p in project.path.rglob("*") if p.name.endswith((".recording", ".staged"))]
+    else:
+        assert "--resume makes only the rest" in output
+
+
 def test_every_live_repeat_of_a_dspy_program_asks_the_model():
     """DSPy answers a request it has seen from its caches: repeats 2, 3, … sent nothing of their
     own, and the second failed as the emulator's script went out of step."""

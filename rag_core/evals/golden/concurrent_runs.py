@@ -23,6 +23,7 @@ from rag_core.evals.recording import routing
 from rag_core.evals.golden.case import GoldenCase
 from rag_core.evals.golden.live_runs import LiveResult, LiveRun, LiveRunsStopped, gathered, run_live, submit_live
 from rag_core.evals.common.errors import RecordingFailed
+from rag_core.evals.golden.interrupts import DeferredInterrupt
 from rag_core.evals.golden.live_journal import LiveJournal
 from rag_core.evals.recording.provider_limits import AdaptiveLimit, ProviderLimits
 from rag_core.evals.recording.retrying import Tried, asked_wait, retried
@@ -42,6 +43,7 @@ class _Concurrent:
         self._pools: dict[str | None, ThreadPoolExecutor] = {}
         self._lock = threading.Lock()
         self._held = ExitStack()
+        self.interrupt = DeferredInterrupt()  # Ctrl-C taken where the main thread holds nothing
         if self.at_once:
             from rag_core.evals.golden.targets import start_shared_loop
 
@@ -49,6 +51,7 @@ class _Concurrent:
 
             self._held.enter_context(provider_environment())
             start_shared_loop()
+            self.interrupt.install()
 
     def pool_of(self, provider: str | None) -> ThreadPoolExecutor:
         """A pool per provider, of as many threads as its limit lets runs be in flight: a
@@ -63,6 +66,7 @@ class _Concurrent:
         """No run begins after this; runs under way end on their own (a run waiting for room or
         for a provider's pause stops waiting), and the session's environment is held until they
         have."""
+        self.interrupt.restore()
         self.stop.set()
         for pool in self._pools.values():
             pool.shutdown(wait=False, cancel_futures=True)
@@ -126,7 +130,10 @@ class LiveSession(_Concurrent):
             return run_live(case, self.settings, selector, self.limits, self.stop, self._finished(case),
                             partial(self._keep, case))
         self.submit([(case, selector)])
-        return gathered(case, self.submitted.pop(case.id))
+        futures = self.submitted.pop(case.id)
+        for future in futures:
+            self.interrupt.wait(future)
+        return gathered(case, futures)
 
     def _finished(self, case: GoldenCase) -> dict[int, LiveRun]:
         return self.journal.finished(case) if self.journal is not None and self.resume else {}
@@ -174,7 +181,7 @@ class RecordingSession(_Concurrent):
         if not self.at_once:
             return self._record(case, selector)
         self.submit([(case, selector)])
-        return self.submitted[case.id].result()
+        return self.interrupt.wait(self.submitted[case.id])
 
     def finished(self) -> list[tuple[str, CaseResult]]:
         # a run that failed wrote nothing; one cancelled never began

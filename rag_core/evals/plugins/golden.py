@@ -216,3 +216,14 @@ def _release_kept_patches() -> None:
     routing = sys.modules.get("rag_core.evals.recording.routing")
     if routing is not None:
         routing.release()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """A Ctrl-C the session's runs at once noted (``interrupts.py``) is taken once each test has
+    been reported, the last one's too: pytest then ends the session as interrupted."""
+    outcome = yield
+    concurrent = item.config.stash[SESSION].get("concurrent")
+    if concurrent is not None:
+        concurrent.interrupt.deliver()
+    return outcome
