@@ -21,7 +21,7 @@ from __future__ import annotations
 import signal
 import threading
 from concurrent.futures import Future, wait
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -35,7 +35,6 @@ class DeferredInterrupt:
 
     def __init__(self) -> None:
         self.pending = False
-        self._previous: Any = None
         self._installed = False
 
     def install(self) -> None:
@@ -45,14 +44,14 @@ class DeferredInterrupt:
             return
         if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
             return
-        self._previous = signal.signal(signal.SIGINT, self._note)
+        signal.signal(signal.SIGINT, self._note)
         self._installed = True
 
     def restore(self) -> None:
         """Python's handler back (a Ctrl-C noted and not yet taken is dropped: the session is
         ending, and its runs are being stopped)."""
         if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # the only one ``install`` replaces
             self._installed = False
 
     def _note(self, signum: int, frame: object) -> None:
